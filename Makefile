@@ -1,0 +1,34 @@
+# The README's commands. `make test` runs the whole suite; `make run` serves the dashboard.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+# The first interpreter found that is Python >= 3.12 (pyenv's too, without a hard-coded path).
+PYTHON ?= $(shell for c in python3.14 python3.13 python3.12 python3 \
+	$$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.1[2-9]*/bin/python3 2>/dev/null | sort -rV); do \
+	  p=$$(command -v $$c 2>/dev/null) || continue; \
+	  $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { echo $$p; break; }; \
+	done)
+
+.PHONY: venv test lint clean
+
+$(VENV)/.installed: pyproject.toml
+	@if [ -z "$(PYTHON)" ]; then \
+	  echo "wfapp needs Python 3.12 or newer and none was found on PATH or under pyenv."; \
+	  echo "Install one (for example: apt-get install python3.12, or pyenv install 3.12) and retry,"; \
+	  echo "or point to it: make PYTHON=/path/to/python3.12 ..."; exit 1; fi
+	@if [ ! -x $(PY) ]; then echo "Creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); fi
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+venv: $(VENV)/.installed
+
+test: venv
+	$(PY) -m pytest -q
+
+lint: venv
+	$(VENV)/bin/ruff check engine tests
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,141 @@
+"""Engine errors, sorted by who is at fault.
+
+- ``ConfigurationError``: the workflow or node definition is wrong (a bad graph).
+- ``CallerError`` (a ``ValueError``): the caller asked for something impossible, such
+  as an unknown session or an invalid answer. Nothing is written to the log.
+- ``WorkflowError``: a node or the workflow broke a runtime rule; the run fails.
+- ``InvariantError``: the engine itself is wrong.
+- ``NodeTimeoutError``: a node ran past its ``timeout``.
+
+``NodeInterruptedError`` is a control-flow signal, not an error: it derives from
+``BaseException`` so that ``except Exception`` in user code does not swallow it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+
+class EngineError(Exception):
+    """Root of every error the engine raises on purpose."""
+
+
+class ConfigurationError(EngineError, ValueError):
+    """A workflow or node is defined in a way that can never run."""
+
+
+WorkflowConfigurationError = ConfigurationError
+
+
+class GraphValidationError(ConfigurationError):
+    """A graph breaks one of the validation rules; names the rule and the nodes."""
+
+    def __init__(self, rule: int, title: str, detail: str, nodes: Iterable[str] = ()) -> None:
+        self.rule = rule
+        self.title = title
+        self.nodes = tuple(nodes)
+        super().__init__(f"Graph validation failed, rule {rule} ({title}): {detail}")
+
+
+class CallerError(EngineError, ValueError):
+    """The caller asked for something the log does not allow; nothing was written."""
+
+
+class UnknownSessionError(CallerError):
+    """No session with this id exists."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(f"Unknown session {session_id!r}")
+
+
+class SessionExistsError(CallerError):
+    """``run`` was given the id of a session that already exists."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(f"Session {session_id!r} already exists; use resume or advance")
+
+
+class SessionStateError(CallerError):
+    """The session's status does not allow this call (resuming a completed run, say)."""
+
+
+class UnknownInterruptError(CallerError):
+    """An answer names an interrupt id that is not pending in the session."""
+
+    def __init__(self, session_id: str, interrupt_ids: Iterable[str]) -> None:
+        self.interrupt_ids = sorted(interrupt_ids)
+        super().__init__(
+            f"Session {session_id!r} has no pending interrupt {', '.join(map(repr, self.interrupt_ids))}"
+        )
+
+
+class InterruptAlreadyAnswered(CallerError):
+    """The interrupt was answered before; the first answer wins."""
+
+    def __init__(
+        self, interrupt_id: str, answered_by: str | None = None, answered_at: Any = None
+    ) -> None:
+        self.interrupt_id = interrupt_id
+        self.answered_by = answered_by
+        self.answered_at = answered_at
+        who = f" by {answered_by}" if answered_by else ""
+        when = f" at {answered_at}" if answered_at else ""
+        super().__init__(f"Interrupt {interrupt_id!r} was already answered{who}{when}")
+
+
+class InvalidAnswerError(CallerError):
+    """An answer does not match its interrupt's ``response_schema``."""
+
+    def __init__(self, interrupt_id: str, field_errors: Mapping[str, list[str]]) -> None:
+        self.interrupt_id = interrupt_id
+        self.field_errors = dict(field_errors)
+        detail = "; ".join(f"{field or '(answer)'}: {', '.join(msgs)}" for field, msgs in field_errors.items())
+        super().__init__(f"Invalid answer for interrupt {interrupt_id!r}: {detail}")
+
+
+class NoAnswersError(CallerError):
+    """``resume`` on a waiting run was given no answers."""
+
+
+class ConcurrencyError(EngineError):
+    """The log moved on since the writer last read it; nothing was written."""
+
+    def __init__(self, session_id: str, expected_seq: int, actual_seq: int) -> None:
+        self.session_id = session_id
+        self.expected_seq = expected_seq
+        self.actual_seq = actual_seq
+        super().__init__(
+            f"Session {session_id!r}: expected last seq {expected_seq}, found {actual_seq}"
+        )
+
+
+class WorkflowError(EngineError):
+    """A node or workflow broke a runtime rule; the run fails with this message."""
+
+
+WorkflowDataError = WorkflowError
+
+
+class InvariantError(EngineError, RuntimeError):
+    """The engine reached a state it should never reach."""
+
+
+class NodeTimeoutError(EngineError, TimeoutError):
+    """A node ran longer than its ``timeout``."""
+
+    def __init__(self, node_name: str, timeout: float) -> None:
+        self.node_name = node_name
+        self.timeout = timeout
+        super().__init__(f"Node '{node_name}' timed out after {timeout} seconds.")
+
+
+class NodeInterruptedError(BaseException):
+    """Raised by ``ctx.run_node`` when the child waits for input; the engine catches it."""
+
+    def __init__(self, interrupt_ids: Iterable[str] = (), node_path: str = "") -> None:
+        self.interrupt_ids = list(interrupt_ids)
+        self.node_path = node_path
+        super().__init__(f"Node {node_path} is waiting for input {self.interrupt_ids}")

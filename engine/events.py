@@ -1,0 +1,109 @@
+"""The event model: what nodes yield and what the log keeps.
+
+One ``Event`` class serves both. A node yields ``Event(output=..., route=...,
+state={...}, long_running_tool_ids={...})``; the engine stamps the stored fields
+(``seq``, ``session_id``, ``node_path``, ``kind``, ...) when it appends. Stored events
+are plain JSON data: ``Event.model_dump(mode="json")`` round-trips through
+``Event.model_validate``.
+
+Kinds of stored events:
+
+===============  ==========================================================
+``started``      a node execution began (``node_path``)
+``output``       a node yielded its output (``output``, ``output_for``)
+``route``        a node yielded a route without output
+``state``        a node yielded a state delta only
+``interrupt``    a node asks for input (``interrupt``)
+``answer``       someone answered an interrupt (``answer``; author = actor)
+``completed``    a node execution ended; carries deferred output/route/state
+``error``        a node attempt failed (``error``)
+``status``       the run's status changed: waiting, completed, failed, cancelled
+===============  ==========================================================
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Route = str | int | bool
+DEFAULT_ROUTE = "__DEFAULT__"
+
+EventKind = Literal[
+    "", "started", "output", "route", "state", "interrupt", "answer", "completed", "error", "status"
+]
+KINDS: tuple[str, ...] = (
+    "started", "output", "route", "state", "interrupt", "answer", "completed", "error", "status",
+)
+
+
+class Interrupt(BaseModel):
+    """A pending request for input, as the run result and the inbox show it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    node_path: str = ""
+    message: str | None = None
+    payload: Any = None
+    response_schema: dict[str, Any] | None = None
+
+
+class Answer(BaseModel):
+    """An answer given to an interrupt."""
+
+    model_config = ConfigDict(frozen=True)
+
+    interrupt_id: str
+    value: Any = None
+    actor: str | None = None
+
+
+class ErrorInfo(BaseModel):
+    """What went wrong: the exception class name and its message."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: str
+    message: str
+
+
+class Event(BaseModel):
+    """A yielded event, or a stored one once the engine has stamped it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    output: Any = None
+    route: Route | list[Route] | None = None
+    state: dict[str, Any] | None = None
+    long_running_tool_ids: frozenset[str] | None = None
+
+    seq: int = 0
+    session_id: str = ""
+    invocation_id: str = ""
+    author: str = ""
+    node_path: str = ""
+    kind: EventKind = ""
+    timestamp: float = 0.0
+    output_for: list[str] | None = None
+    interrupt: Interrupt | None = None
+    answer: Answer | None = None
+    error: ErrorInfo | None = None
+    status: str | None = None
+
+
+class RequestInput(BaseModel):
+    """Yield this from a node to pause the run until someone answers.
+
+    ``response_schema`` may be a pydantic model, a type such as ``list[str]`` or a JSON
+    Schema dict; answers are validated against it before anything is written.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    message: str | None = None
+    response_schema: Any = None
+    payload: Any = None
+    interrupt_id: str = Field(default_factory=lambda: uuid.uuid4().hex)

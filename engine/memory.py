@@ -1,0 +1,120 @@
+"""An event store that keeps logs in memory, for tests and single-process use."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from .errors import ConcurrencyError, InterruptAlreadyAnswered, SessionExistsError, UnknownInterruptError, UnknownSessionError
+from .events import Event
+from .store import STATUSES, SessionInfo
+
+
+class _Log:
+    __slots__ = ("workflow", "input", "status", "events", "created_at", "updated_at", "pending", "answered")
+
+    def __init__(self, workflow: str, node_input: Any) -> None:
+        self.workflow = workflow
+        self.input = node_input
+        self.status = "running"
+        self.events: list[Event] = []
+        self.created_at = self.updated_at = time.time()
+        self.pending: set[str] = set()
+        self.answered: dict[str, Event] = {}
+
+
+class InMemoryEventStore:
+    """Keeps every session's events in a list; appends are atomic within one event loop."""
+
+    def __init__(self) -> None:
+        self._logs: dict[str, _Log] = {}
+
+    def _log(self, session_id: str) -> _Log:
+        try:
+            return self._logs[session_id]
+        except KeyError:
+            raise UnknownSessionError(session_id) from None
+
+    async def create_session(self, session_id: str, workflow: str, node_input: Any) -> None:
+        if session_id in self._logs:
+            raise SessionExistsError(session_id)
+        self._logs[session_id] = _Log(workflow, node_input)
+
+    async def append(self, session_id: str, events: Sequence[Event], *, expected_seq: int) -> int:
+        log = self._log(session_id)
+        last = len(log.events)
+        if last != expected_seq:
+            raise ConcurrencyError(session_id, expected_seq, last)
+        pending = set(log.pending)
+        answered: dict[str, Event] = {}
+        for offset, event in enumerate(events, start=1):
+            if event.seq != last + offset:
+                raise ValueError(f"event seq {event.seq} should be {last + offset}")
+            if event.kind == "interrupt" and event.interrupt is not None:
+                pending.add(event.interrupt.id)
+            elif event.kind == "answer" and event.answer is not None:
+                interrupt_id = event.answer.interrupt_id
+                if interrupt_id not in pending:
+                    first = answered.get(interrupt_id) or log.answered.get(interrupt_id)
+                    if first is None:
+                        raise UnknownInterruptError(session_id, [interrupt_id])
+                    raise InterruptAlreadyAnswered(interrupt_id, first.author, first.timestamp)
+                pending.discard(interrupt_id)
+                answered[interrupt_id] = event
+        log.events.extend(events)
+        log.pending = pending
+        log.answered.update(answered)
+        log.updated_at = time.time()
+        return last + len(events)
+
+    async def list_events(self, session_id: str, after_seq: int = 0) -> list[Event]:
+        return self._log(session_id).events[after_seq:]
+
+    async def get_session(self, session_id: str) -> SessionInfo:
+        log = self._log(session_id)
+        return SessionInfo(
+            session_id=session_id,
+            workflow=log.workflow,
+            status=log.status,
+            last_seq=len(log.events),
+            input=log.input,
+            created_at=log.created_at,
+            updated_at=log.updated_at,
+        )
+
+    async def set_status(self, session_id: str, status: str) -> None:
+        if status not in STATUSES:
+            raise ValueError(f"unknown status {status!r}; expected one of {STATUSES}")
+        log = self._log(session_id)
+        log.status = status
+        log.updated_at = time.time()
+
+    def dump(self, session_id: str) -> dict[str, Any]:
+        """Return a session as JSON-ready data (its record and every event)."""
+        log = self._log(session_id)
+        return {
+            "session_id": session_id,
+            "workflow": log.workflow,
+            "status": log.status,
+            "input": log.input,
+            "events": [event.model_dump(mode="json") for event in log.events],
+        }
+
+    @classmethod
+    def load(cls, *sessions: dict[str, Any]) -> InMemoryEventStore:
+        """Build a store from ``dump`` output, as a process that reads a saved log would."""
+        store = cls()
+        for data in sessions:
+            log = _Log(data["workflow"], data["input"])
+            log.status = data["status"]
+            for raw in data["events"]:
+                event = Event.model_validate(raw)
+                log.events.append(event)
+                if event.kind == "interrupt" and event.interrupt is not None:
+                    log.pending.add(event.interrupt.id)
+                elif event.kind == "answer" and event.answer is not None:
+                    log.pending.discard(event.answer.interrupt_id)
+                    log.answered[event.answer.interrupt_id] = event
+            store._logs[data["session_id"]] = log
+        return store
