@@ -1,0 +1,1 @@
+"""The operator dashboard: pages, htmx fragments, websocket consumers and their presenters."""

@@ -1,0 +1,128 @@
+"""Validate a value against its JSON Schema (Draft 2020-12) and word the errors for people.
+
+Errors are keyed by field path (`address.city`, `""` for the whole form); an error deeper than
+any widget (inside a JSON field) is attached to that widget and says where inside it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
+
+from wfapp.web.schema_widgets import Widget, path_key
+
+FORMAT_NAMES = {
+    "email": "an email address",
+    "date": "a date (YYYY-MM-DD)",
+    "date-time": "a date and time (e.g. 2026-01-31T09:30:00Z)",
+    "time": "a time",
+    "uri": "a URL",
+    "uuid": "a UUID",
+    "ipv4": "an IPv4 address",
+}
+
+
+def _num(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _message(error: ValidationError, widget: Widget | None) -> str:
+    v, limit = error.validator, error.validator_value
+    if v == "required":
+        if widget is not None and widget.kind == "decision":
+            return "Choose Approve or Reject."
+        return "This field is required."
+    if v == "minLength":
+        return "This field is required." if limit == 1 else f"Enter at least {limit} characters."
+    if v == "maxLength":
+        return f"Enter at most {limit} characters."
+    if v == "pattern":
+        return f"Enter a value in the expected format ({limit})."
+    if v == "format":
+        return f"Enter {FORMAT_NAMES.get(str(limit), f'a valid {limit}')}."
+    if v == "minimum":
+        return f"Enter a value of at least {_num(limit)}."
+    if v == "maximum":
+        return f"Enter a value of at most {_num(limit)}."
+    if v == "exclusiveMinimum":
+        return f"Enter a value greater than {_num(limit)}."
+    if v == "exclusiveMaximum":
+        return f"Enter a value less than {_num(limit)}."
+    if v == "multipleOf":
+        return f"Enter a multiple of {_num(limit)}."
+    if v in ("enum", "const"):
+        return "Choose one of the options."
+    if v == "minItems":
+        return f"Give at least {limit} item{'s' if limit != 1 else ''}."
+    if v == "maxItems":
+        return f"Give at most {limit} item{'s' if limit != 1 else ''}."
+    if v == "uniqueItems":
+        return "Give each item only once."
+    if v == "type":
+        names = {
+            "integer": "a whole number",
+            "number": "a number",
+            "string": "text",
+            "boolean": "true or false",
+            "object": "an object",
+            "array": "a list",
+        }
+        kinds = limit if isinstance(limit, list) else [limit]
+        return "Enter " + " or ".join(names.get(str(k), str(k)) for k in kinds) + "."
+    return error.message
+
+
+def _leaf_errors(errors: Iterable[ValidationError], root: Widget) -> Iterable[ValidationError]:
+    """Replace `anyOf`/`oneOf` failures on form widgets with their most relevant branch error."""
+    for error in errors:
+        target = find_widget(root, _error_path(error))
+        if error.validator in ("anyOf", "oneOf") and error.context and target.kind != "json":
+            # A branch of the wrong type says least: prefer the branch that failed a constraint.
+            relevant = [e for e in error.context if e.validator != "type"] or error.context
+            yield from _leaf_errors([best_match(relevant)], root)
+        else:
+            yield error
+
+
+def _error_path(error: ValidationError) -> list[str | int]:
+    path = list(error.absolute_path)
+    if error.validator == "required" and isinstance(error.instance, dict):
+        missing = [k for k in error.validator_value if k not in error.instance]
+        if missing:
+            path.append(missing[0])
+    return path
+
+
+def find_widget(root: Widget, path: list[str | int]) -> Widget:
+    """Return the deepest widget whose path is a prefix of `path`."""
+    node = root
+    for part in path:
+        nxt = next((c for c in node.children if c.path[-1] == part), None)
+        if nxt is None:
+            break
+        node = nxt
+    return node
+
+
+def validate(schema: dict[str, Any], value: Any, root: Widget) -> dict[str, list[str]]:
+    """Return people-worded errors of `value` against `schema`, keyed by widget path."""
+    validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    found: dict[str, list[str]] = {}
+    for error in _leaf_errors(validator.iter_errors(value), root):
+        path = _error_path(error)
+        widget = find_widget(root, path)
+        message = _message(error, widget)
+        inner = path[len(widget.path) :]
+        if inner and widget.kind == "json":
+            message = f"At {path_key(inner)}: {message}"
+        elif inner and widget.kind == "lines" and isinstance(inner[0], int):
+            message = f"Line {inner[0] + 1}: {message}"
+        bucket = found.setdefault(widget.key, [])
+        if message not in bucket:
+            bucket.append(message)
+    return found

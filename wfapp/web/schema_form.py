@@ -1,0 +1,193 @@
+"""Forms generated from JSON Schema: interrupt answers and workflow start forms.
+
+`SchemaForm(schema)` renders the schema's widgets (see `schema_widgets`) with their defaults;
+`SchemaForm(schema, data=request.POST)` reads the POST back into a JSON value, validates it with
+`jsonschema` (Draft 2020-12) and keeps what was typed, so a 422 page shows the same input with
+field errors. `bulk_decision(schema)` says whether many interrupts of that schema can be approved
+or rejected at once, and builds the answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from wfapp.web.schema_errors import validate
+from wfapp.web.schema_resolve import UnresolvableSchema, resolve
+from wfapp.web.schema_values import FormData, keep_typed, parse, show_value
+from wfapp.web.schema_widgets import MISSING, Widget, build_widgets, path_key
+
+__all__ = ["MISSING", "BulkDecision", "SchemaForm", "Widget", "bulk_decision", "path_key"]
+
+
+class SchemaForm:
+    """A form for one JSON Schema; bound when given the submitted `data`."""
+
+    def __init__(
+        self,
+        schema: dict[str, Any] | None,
+        *,
+        data: FormData | None = None,
+        initial: Any = MISSING,
+        prefix: str = "f",
+        id_prefix: str = "",
+    ) -> None:
+        self.schema = schema
+        self.data = data
+        self.prefix = prefix
+        self.root = build_widgets(schema, prefix=prefix, id_prefix=id_prefix)
+        self._errors: dict[str, list[str]] | None = None
+        self._value: Any = MISSING
+        if data is None:
+            show_value(self.root, initial)
+        else:
+            keep_typed(self.root, data)
+
+    @property
+    def is_bound(self) -> bool:
+        return self.data is not None
+
+    @property
+    def fields(self) -> list[Widget]:
+        """The widgets to lay out in order; the decision (if any) is rendered as the buttons."""
+        if self.root.kind == "fieldset" and not self.root.path:
+            return [c for c in self.root.children if c.kind != "decision"]
+        return [] if self.root.kind == "decision" else [self.root]
+
+    @property
+    def decision(self) -> Widget | None:
+        """The boolean that the Approve / Reject buttons submit, when the form has one."""
+        if self.root.kind == "decision":
+            return self.root
+        return next((c for c in self.root.children if c.kind == "decision"), None)
+
+    def widgets(self) -> Iterator[Widget]:
+        return self.root.walk()
+
+    @property
+    def errors(self) -> dict[str, list[str]]:
+        if self._errors is None:
+            self._clean()
+        assert self._errors is not None
+        return self._errors
+
+    @property
+    def non_field_errors(self) -> list[str]:
+        """Errors about the whole answer that belong to no single control."""
+        if self.root.kind != "fieldset":
+            return []
+        return self.errors.get("", [])
+
+    def is_valid(self) -> bool:
+        return self.is_bound and not self.errors
+
+    @property
+    def value(self) -> Any:
+        """The validated JSON value; only meaningful when `is_valid()`."""
+        if self._errors is None:
+            self._clean()
+        return self._value
+
+    def _clean(self) -> None:
+        if self.data is None:
+            self._errors = {}
+            return
+        errors: dict[str, list[str]] = {}
+        value = parse(self.root, self.data, errors)
+        unreadable = set(errors)
+        if value is MISSING and not unreadable:
+            unreadable.add(self.root.key)
+            errors[self.root.key] = [
+                "Choose Approve or Reject." if self.root.kind == "decision" else "This field is required."
+            ]
+        if self.schema is not None and value is not MISSING:
+            for key, messages in validate(self.schema, value, self.root).items():
+                # A value that could not be read has already said so; its "required" is noise.
+                if key not in unreadable:
+                    errors.setdefault(key, []).extend(messages)
+        self._value, self._errors = value, errors
+        for widget in self.root.walk():
+            widget.errors = errors.get(widget.key, [])
+
+
+@dataclass(frozen=True)
+class BulkDecision:
+    """How to answer an interrupt with just Approve or Reject."""
+
+    field: str | None  # the required field holding the decision; None for a bare boolean
+    approve_value: Any
+    reject_value: Any
+    defaults: dict[str, Any]
+
+    def answer(self, approve: bool) -> Any:
+        decision = self.approve_value if approve else self.reject_value
+        if self.field is None:
+            return decision
+        return {**self.defaults, self.field: decision}
+
+
+APPROVE_WORDS = ("approve", "approved", "accept", "accepted", "yes")
+REJECT_WORDS = ("reject", "rejected", "deny", "denied", "decline", "declined", "no")
+
+
+def _decision_values(schema: dict[str, Any]) -> tuple[Any, Any] | None:
+    if schema.get("type") == "boolean" and "enum" not in schema and "const" not in schema:
+        return True, False
+    values = schema.get("enum")
+    if isinstance(values, list) and all(isinstance(v, str) for v in values):
+        approve = next((v for v in values if v.lower() in APPROVE_WORDS), None)
+        reject = next((v for v in values if v.lower() in REJECT_WORDS), None)
+        if approve is not None and reject is not None:
+            return approve, reject
+    return None
+
+
+def bulk_decision(schema: dict[str, Any] | None) -> BulkDecision | None:
+    """Return how to bulk-answer `schema`, or None when a person must fill the form.
+
+    Bulk answers are offered for an object whose only required field is a boolean or an
+    approve/reject enum (the other fields are left at their defaults), and for a bare boolean.
+    """
+    if not isinstance(schema, dict):
+        return None
+    try:
+        root = resolve(schema, schema)
+        if root.nullable:
+            return None
+        bare = _decision_values(root.schema)
+        if bare is not None:
+            found = BulkDecision(None, bare[0], bare[1], {})
+        else:
+            found = _object_decision(schema, root.schema)
+    except UnresolvableSchema:
+        return None
+    if found is None:
+        return None
+    validator = Draft202012Validator(schema)
+    if not all(validator.is_valid(found.answer(a)) for a in (True, False)):
+        return None
+    return found
+
+
+def _object_decision(schema: dict[str, Any], root: dict[str, Any]) -> BulkDecision | None:
+    props = root.get("properties")
+    required = root.get("required") or []
+    if root.get("type") != "object" or not isinstance(props, dict) or len(required) != 1:
+        return None
+    key = required[0]
+    if key not in props:
+        return None
+    field = resolve(props[key], schema)
+    values = _decision_values(field.schema) if not field.nullable else None
+    if values is None:
+        return None
+    defaults = {}
+    for name, sub in props.items():
+        if name != key:
+            default = resolve(sub, schema).schema.get("default", MISSING)
+            if default is not MISSING:
+                defaults[name] = default
+    return BulkDecision(key, values[0], values[1], defaults)
