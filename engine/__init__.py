@@ -2,19 +2,36 @@
 
 from __future__ import annotations
 
+from .context import Context
 from .errors import NodeInterruptedError, NodeTimeoutError
 from .events import DEFAULT_ROUTE, Event, Interrupt, RequestInput
+from .graph import Edge
 from .memory import InMemoryEventStore
+from .nodes import START, BaseNode, FunctionNode, JoinNode, node
+from .retry import RetryConfig
+from .runner import Runner, RunResult
 from .store import EventStore, SessionInfo
+from .workflow import Workflow
 
 __all__ = [
     "DEFAULT_ROUTE",
+    "START",
+    "BaseNode",
+    "Context",
+    "Edge",
     "Event",
     "EventStore",
+    "FunctionNode",
     "InMemoryEventStore",
     "Interrupt",
+    "JoinNode",
     "NodeInterruptedError",
     "NodeTimeoutError",
     "RequestInput",
+    "RetryConfig",
+    "RunResult",
+    "Runner",
     "SessionInfo",
+    "Workflow",
+    "node",
 ]

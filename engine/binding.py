@@ -1,0 +1,95 @@
+"""How a function's parameters are filled: context, input, then state by name."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from .errors import ConfigurationError, WorkflowError
+from .values import validator
+
+_CTX, _INPUT, _STATE = 0, 1, 2
+_NO_DEFAULT = inspect.Parameter.empty
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """What a node function takes and returns, read once at node construction."""
+
+    params: tuple[tuple[str, int, Any], ...]
+    input_name: str | None
+    input_type: Any
+    output_type: Any
+    validate_input: Callable[[Any], Any] | None
+
+
+def _hints(func: Callable[..., Any]) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(func)
+    except Exception:  # a hint naming a local class: fall back to the raw annotations
+        return dict(getattr(func, "__annotations__", {}))
+
+
+def read_signature(func: Callable[..., Any], node_name: str, context_type: type) -> Signature:
+    """Work out which parameter gets the context, which the input, which come from state."""
+    hints = _hints(func)
+    params = [
+        p for p in inspect.signature(func).parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+    roles: dict[str, int] = {}
+    for p in params:
+        if p.name == "ctx" or hints.get(p.name) is context_type:
+            roles[p.name] = _CTX
+        elif p.name == "node_input":
+            roles[p.name] = _INPUT
+    if _INPUT not in roles.values():
+        for p in params:
+            if p.name not in roles and p.default is _NO_DEFAULT:
+                roles[p.name] = _INPUT
+                break
+    input_name = next((name for name, role in roles.items() if role == _INPUT), None)
+    input_type = hints.get(input_name) if input_name else None
+    plan = tuple((p.name, roles.get(p.name, _STATE), p.default) for p in params)
+    output_type = None if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func) else hints.get("return")
+    if output_type is type(None):
+        output_type = None
+    try:
+        check = validator(input_type)
+    except Exception as error:
+        raise ConfigurationError(f"Node '{node_name}': cannot validate input type {input_type!r}: {error}") from error
+    return Signature(plan, input_name, input_type, output_type, check)
+
+
+def bind(signature: Signature, node_name: str, ctx: Any, node_input: Any) -> dict[str, Any]:
+    """Build the keyword arguments for one call."""
+    kwargs: dict[str, Any] = {}
+    for name, role, default in signature.params:
+        if role == _CTX:
+            kwargs[name] = ctx
+        elif role == _INPUT:
+            check = signature.validate_input
+            if check is not None:
+                try:
+                    node_input = check(node_input)
+                except ValidationError as error:
+                    raise WorkflowError(
+                        f"Node '{node_name}': input does not match {getattr(signature.input_type, '__name__', signature.input_type)}: {error}"
+                    ) from error
+            kwargs[name] = node_input
+        else:
+            state = ctx.state
+            if name in state:
+                kwargs[name] = state[name]
+            elif default is not _NO_DEFAULT:
+                kwargs[name] = default
+            else:
+                raise WorkflowError(
+                    f"Node '{node_name}': parameter '{name}' is not in ctx.state and has no default"
+                )
+    return kwargs

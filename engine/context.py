@@ -1,0 +1,210 @@
+"""What a running node sees: its ``Context`` and the delta-tracking ``State``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Iterator, Mapping, MutableMapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from .errors import WorkflowError
+
+if TYPE_CHECKING:
+    from .execution import SessionRun
+    from .nodes import BaseNode
+
+
+class State(MutableMapping[str, Any]):
+    """Session state as one node sees it: committed values plus its own pending writes.
+
+    Writes are kept as a delta and ride on the node's next event; other nodes see them
+    once that event is committed. Keys cannot be deleted (set them to ``None``).
+    """
+
+    __slots__ = ("_base", "_delta")
+
+    def __init__(self, base: dict[str, Any]) -> None:
+        self._base = base
+        self._delta: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        delta = self._delta
+        if key in delta:
+            return delta[key]
+        return self._base[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._delta[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        raise TypeError("state keys cannot be deleted; set the key to None instead")
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._base
+        yield from (key for key in self._delta if key not in self._base)
+
+    def __len__(self) -> int:
+        return len(self._base.keys() | self._delta.keys())
+
+    def take_delta(self) -> dict[str, Any] | None:
+        """Return and forget the writes not yet put on an event."""
+        delta = self._delta
+        if not delta:
+            return None
+        self._delta = {}
+        return delta
+
+
+@dataclass(slots=True, eq=False)
+class Execution:
+    """Engine bookkeeping for one execution of one node at one path."""
+
+    node: BaseNode
+    path: str
+    author: str
+    targets: list[str]
+    resume_inputs: dict[str, Any]
+    state: State
+    task: asyncio.Task[Any] | None
+    attempt: int = 1
+    output: Any = None
+    has_output: bool = False
+    output_persisted: bool = False
+    delegated: bool = False
+    route: Any = None
+    route_pending: bool = False
+    interrupts: list[str] = field(default_factory=list)
+    spawned: set[asyncio.Task[Any]] = field(default_factory=set)
+    detached: list[str] = field(default_factory=list)
+    counters: dict[str, int] = field(default_factory=dict)
+
+    def set_output(self, value: Any) -> None:
+        if self.delegated:
+            return  # a use_as_output child already gave this node its output
+        if self.has_output:
+            raise WorkflowError(
+                f"Node {self.path}: output already set. A node can produce at most one output."
+            )
+        self.output = value
+        self.has_output = True
+
+    def deliver(self, value: Any) -> None:
+        """Take an output that a child already persisted as this node's output."""
+        self.output = value
+        self.has_output = self.output_persisted = True
+
+    def add_interrupts(self, ids: list[str]) -> None:
+        for interrupt_id in ids:
+            if interrupt_id not in self.interrupts:
+                self.interrupts.append(interrupt_id)
+
+    def new_attempt(self) -> None:
+        self.attempt += 1
+        self.output = self.route = None
+        self.has_output = self.output_persisted = self.delegated = self.route_pending = False
+        self.interrupts.clear()
+        self.detached.clear()
+        self.counters.clear()
+        self.state.take_delta()
+
+
+class Context:
+    """The handle a node gets as ``ctx``: state, output, route, answers and ``run_node``."""
+
+    __slots__ = ("_ex", "_run")
+
+    def __init__(self, run: SessionRun, execution: Execution) -> None:
+        self._run = run
+        self._ex = execution
+
+    @property
+    def node(self) -> BaseNode:
+        return self._ex.node
+
+    @property
+    def node_path(self) -> str:
+        """The full path of this execution, e.g. ``wf@1/orch@1/child@2``."""
+        return self._ex.path
+
+    @property
+    def run_id(self) -> str:
+        return self._ex.path.rsplit("@", 1)[1]
+
+    @property
+    def session_id(self) -> str:
+        return self._run.session_id
+
+    @property
+    def event_author(self) -> str:
+        """The name of the nearest enclosing workflow, which authors this node's events."""
+        return self._ex.author
+
+    @property
+    def state(self) -> State:
+        return self._ex.state
+
+    @property
+    def attempt_count(self) -> int:
+        """Which attempt this is, counting from 1 (see ``RetryConfig``)."""
+        return self._ex.attempt
+
+    @property
+    def resume_inputs(self) -> Mapping[str, Any]:
+        """Answers to this node's interrupts, by interrupt id; empty before any answer."""
+        return MappingProxyType(self._ex.resume_inputs)
+
+    @property
+    def interrupt_ids(self) -> frozenset[str]:
+        return frozenset(self._ex.interrupts)
+
+    @property
+    def output(self) -> Any:
+        return self._ex.output
+
+    @output.setter
+    def output(self, value: Any) -> None:
+        self._ex.set_output(value)
+
+    @property
+    def route(self) -> Any:
+        return self._ex.route
+
+    @route.setter
+    def route(self, value: Any) -> None:
+        self._ex.route = value
+        self._ex.route_pending = True
+
+    def run_node(
+        self,
+        node_like: Any,
+        node_input: Any = None,
+        *,
+        run_id: str | None = None,
+        use_as_output: bool = False,
+    ) -> Coroutine[Any, Any, Any]:
+        """Run a child node and return an awaitable of its output.
+
+        The child's run id is allocated now, at the call, so children started together
+        (``asyncio.gather``) are numbered in call order. The calling node must have
+        ``rerun_on_resume=True``.
+        """
+        return self._run.run_child(self._ex, node_like, node_input, run_id, use_as_output)
+
+    # Orchestration hooks, used by ``Workflow`` to run its graph nodes.
+
+    def replay_child(self, node: BaseNode, path: str) -> Any:
+        """Return the recorded ``Outcome`` of ``node`` at ``path`` if it need not run again."""
+        return self._run.replay(node, path)
+
+    async def execute_child(self, node: BaseNode, node_input: Any, path: str, *, delegate: bool) -> Any:
+        """Execute ``node`` at ``path`` (replaying it if recorded) and return its ``Outcome``.
+
+        With ``delegate`` the child's output also counts as this node's output (a
+        workflow's terminal node).
+        """
+        return await self._run.execute_static(self._ex, node, node_input, path, delegate)
+
+    def deliver_output(self, value: Any) -> None:
+        """Make an already persisted child output this node's output."""
+        self._ex.deliver(value)

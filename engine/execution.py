@@ -1,0 +1,312 @@
+"""Executing nodes within one turn of a session: replay, attempts, events, children."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from .context import Context, Execution, State
+from .errors import NodeInterruptedError, NodeTimeoutError, WorkflowError
+from .events import ErrorInfo, Event, Interrupt, RequestInput
+from .nodes import BaseNode, as_node
+from .replay import Action, ReplayIndex, answers_as_output, decide
+from .values import json_schema, to_json
+from .writer import LogWriter, draft
+
+
+@dataclass(slots=True)
+class Outcome:
+    """How a node execution ended: completed (output, route), waiting or failed."""
+
+    status: str
+    output: Any = None
+    route: Any = None
+    interrupts: list[str] = field(default_factory=list)
+    error: BaseException | None = None
+
+
+def _is_workflow(node: BaseNode) -> bool:
+    return getattr(node, "is_workflow", False) is True
+
+
+def _child_author(parent: Execution) -> str:
+    """Events are authored by the nearest enclosing workflow."""
+    return parent.node.name if _is_workflow(parent.node) else parent.author
+
+
+class SessionRun:
+    """Runs one turn of a session: every node execution goes through ``execute``."""
+
+    def __init__(self, session_id: str, index: ReplayIndex, writer: LogWriter) -> None:
+        self.session_id = session_id
+        self.index = index
+        self.writer = writer
+        self.turn: dict[str, asyncio.Future[Outcome]] = {}
+        self.failures: dict[int, tuple[BaseException, str]] = {}
+
+    def failure_path(self, error: BaseException) -> str | None:
+        """The node path where ``error`` was recorded, if it was."""
+        seen = self.failures.get(id(error))
+        return seen[1] if seen is not None and seen[0] is error else None
+
+    # -- deciding -----------------------------------------------------------------
+
+    def replay(self, node: BaseNode, path: str) -> Outcome | None:
+        """The recorded outcome of ``node`` at ``path`` when it need not run again."""
+        record = self.index.records.get(path)
+        if record is None:
+            return None
+        action = decide(record, rerun_on_resume=node.rerun_on_resume, is_workflow=_is_workflow(node))
+        if action is Action.FORWARD:
+            return Outcome("completed", node.restore_output(record.output), record.route)
+        if action is Action.WAIT:
+            return Outcome("waiting", interrupts=list(record.pending))
+        return None
+
+    async def execute(
+        self, node: BaseNode, node_input: Any, path: str, targets: list[str], author: str
+    ) -> Outcome:
+        """Replay or run ``node`` at ``path``; ``targets`` are the paths its output counts for."""
+        record = self.index.records.get(path)
+        action = decide(record, rerun_on_resume=node.rerun_on_resume, is_workflow=_is_workflow(node))
+        if record is not None:
+            if action is Action.FORWARD:
+                return Outcome("completed", node.restore_output(record.output), record.route)
+            if action is Action.WAIT:
+                return Outcome("waiting", interrupts=list(record.pending))
+            if action is Action.ANSWER:
+                output = answers_as_output(record)
+                await self.writer.write(draft("completed", path, author, output=output, output_for=targets))
+                return Outcome("completed", output)
+        resume_inputs = dict(record.resolved) if record is not None else {}
+        execution = Execution(
+            node=node,
+            path=path,
+            author=author,
+            targets=targets,
+            resume_inputs=resume_inputs,
+            state=State(self.index.state),
+            task=asyncio.current_task(),
+        )
+        self.writer.enqueue(draft("started", path, author))
+        return await self._run(execution, node_input)
+
+    async def execute_static(
+        self, parent: Execution, node: BaseNode, node_input: Any, path: str, delegate: bool
+    ) -> Outcome:
+        targets = [path, *parent.targets] if delegate else [path]
+        return await self.execute(node, node_input, path, targets, _child_author(parent))
+
+    # -- running ------------------------------------------------------------------
+
+    async def _run(self, ex: Execution, node_input: Any) -> Outcome:
+        node = ex.node
+        ctx = Context(self, ex)
+        while True:
+            try:
+                await self._attempt(ctx, ex, node_input)
+            except NodeInterruptedError as signal:
+                await self._drain(ex)
+                ex.add_interrupts(signal.interrupt_ids)
+                return await self._wait(ex)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                await self._drain(ex)
+                await self._record_failure(ex, error)
+                policy = node.retry_config
+                if policy is not None and policy.retries(error, ex.attempt):
+                    await asyncio.sleep(policy.delay(ex.attempt))
+                    ex.new_attempt()
+                    continue
+                return Outcome("failed", error=error)
+            await self._drain(ex)
+            if ex.detached:
+                error = RuntimeError(
+                    f"Node {ex.path} started {', '.join(ex.detached)} without awaiting ctx.run_node(), "
+                    "and it requested human input; always await ctx.run_node() (or asyncio.gather it)"
+                )
+                await self._record_failure(ex, error)
+                return Outcome("failed", error=error)
+            if ex.interrupts:
+                return await self._wait(ex)
+            return await self._complete(ex)
+
+    async def _attempt(self, ctx: Context, ex: Execution, node_input: Any) -> None:
+        node = ex.node
+        items = node._run_impl(ctx=ctx, node_input=node_input)
+        try:
+            if node.timeout is None:
+                async for item in items:
+                    await self._emit(ex, item)
+                return
+            try:
+                async with asyncio.timeout(node.timeout) as deadline:
+                    async for item in items:
+                        await self._emit(ex, item)
+            except TimeoutError as error:
+                if deadline.expired():
+                    raise NodeTimeoutError(node.name, node.timeout) from error
+                raise
+        finally:
+            await items.aclose()
+
+    async def _drain(self, ex: Execution) -> None:
+        """Let children started in other tasks (``asyncio.gather``) reach their outcome."""
+        while True:
+            running = [task for task in ex.spawned if not task.done()]
+            if not running:
+                return
+            await asyncio.wait(running)
+
+    async def _emit(self, ex: Execution, item: Any) -> None:
+        if item is None:
+            return
+        if isinstance(item, RequestInput):
+            await self._ask(ex, [(item.interrupt_id, item.message, item.payload, item.response_schema)])
+            return
+        route = state = ids = None
+        if isinstance(item, Event):
+            output, route, state, ids = item.output, item.route, item.state, item.long_running_tool_ids
+        else:
+            output = item
+        fields: dict[str, Any] = {}
+        if output is not None and not ex.delegated:
+            ex.set_output(output)
+            fields["output"] = to_json(output, f"The output of node {ex.path}")
+            fields["output_for"] = ex.targets
+            ex.output_persisted = True
+        if route is not None:
+            ex.route = fields["route"] = route
+            ex.route_pending = False
+        delta = ex.state.take_delta()
+        if state:
+            delta = {**delta, **state} if delta else dict(state)
+        if delta:
+            fields["state"] = to_json(delta, f"The state written by node {ex.path}")
+        if fields:
+            kind = "output" if "output" in fields else "route" if "route" in fields else "state"
+            await self.writer.write(draft(kind, ex.path, ex.author, **fields))
+        if ids:
+            await self._ask(ex, [(interrupt_id, None, None, None) for interrupt_id in sorted(ids)])
+
+    async def _ask(self, ex: Execution, asks: list[tuple[str, str | None, Any, Any]]) -> None:
+        drafts = []
+        for interrupt_id, message, payload, schema in asks:
+            holder = self.index.pending.get(interrupt_id)
+            if holder is not None:
+                if holder.node_path == ex.path:
+                    ex.add_interrupts([interrupt_id])  # asked again while still pending
+                    continue
+                raise WorkflowError(
+                    f"Interrupt id {interrupt_id!r} is already pending at {holder.node_path}; "
+                    f"node {ex.path} asked for it too"
+                )
+            interrupt = Interrupt(
+                id=interrupt_id,
+                node_path=ex.path,
+                message=message,
+                payload=to_json(payload, f"The payload of the interrupt asked by node {ex.path}"),
+                response_schema=json_schema(schema),
+            )
+            ex.add_interrupts([interrupt_id])
+            drafts.append(draft("interrupt", ex.path, ex.author, interrupt=interrupt))
+        delta = ex.state.take_delta()
+        if drafts:
+            if delta:
+                drafts[0]["state"] = to_json(delta, f"The state written by node {ex.path}")
+            await self.writer.write(*drafts)
+        elif delta:
+            await self.writer.write(draft("state", ex.path, ex.author, state=to_json(delta, ex.path)))
+
+    async def _wait(self, ex: Execution) -> Outcome:
+        delta = ex.state.take_delta()
+        if delta:
+            await self.writer.write(draft("state", ex.path, ex.author, state=to_json(delta, f"The state written by node {ex.path}")))
+        return Outcome("waiting", interrupts=list(ex.interrupts))
+
+    async def _complete(self, ex: Execution) -> Outcome:
+        fields: dict[str, Any] = {}
+        if ex.has_output and not ex.output_persisted:
+            fields["output"] = to_json(ex.output, f"The output of node {ex.path}")
+            fields["output_for"] = ex.targets
+        if ex.route_pending:
+            fields["route"] = ex.route
+        delta = ex.state.take_delta()
+        if delta:
+            fields["state"] = to_json(delta, f"The state written by node {ex.path}")
+        await self.writer.write(draft("completed", ex.path, ex.author, **fields))
+        return Outcome("completed", ex.output, ex.route)
+
+    async def _record_failure(self, ex: Execution, error: BaseException) -> None:
+        if self.failure_path(error) is not None:
+            return  # a child already wrote this error at its own path
+        self.failures[id(error)] = (error, ex.path)
+        info = ErrorInfo(type=type(error).__name__, message=str(error))
+        await self.writer.write(draft("error", ex.path, ex.author, error=info))
+
+    # -- dynamic children -----------------------------------------------------------
+
+    def run_child(
+        self, parent: Execution, node_like: Any, node_input: Any, run_id: Any, use_as_output: bool
+    ) -> Coroutine[Any, Any, Any]:
+        """Allocate a child's path now and return the coroutine that runs it."""
+        if not parent.node.rerun_on_resume:
+            raise WorkflowError(
+                f"Node {parent.path} calls ctx.run_node() but has rerun_on_resume=False; "
+                "a node that runs children must have rerun_on_resume=True so it can pick up "
+                "their results on resume"
+            )
+        child = as_node(node_like)
+        if run_id is None:
+            number = parent.counters.get(child.name, 0) + 1
+            parent.counters[child.name] = number
+            run_id = str(number)
+        else:
+            run_id = str(run_id)
+            if run_id.isdigit() or "/" in run_id or "@" in run_id:
+                raise WorkflowError(
+                    f'Explicit run_id "{run_id}" for node "{child.name}" must contain non-numeric '
+                    "characters (and no '/' or '@') to prevent collision with auto-generated IDs."
+                )
+        if use_as_output:
+            if parent.delegated:
+                raise WorkflowError(f"Node {parent.path} already has a use_as_output delegate.")
+            parent.delegated = True
+        path = f"{parent.path}/{child.name}@{run_id}"
+        targets = [path, *parent.targets] if use_as_output else [path]
+        return self._child(parent, child, node_input, path, targets, use_as_output)
+
+    async def _child(
+        self, parent: Execution, child: BaseNode, node_input: Any, path: str, targets: list[str], use_as_output: bool
+    ) -> Any:
+        task = asyncio.current_task()
+        spawned = task is not parent.task
+        if spawned and task is not None:
+            parent.spawned.add(task)
+        seen = self.turn.get(path)
+        if seen is not None:
+            outcome = await asyncio.shield(seen)
+        else:
+            future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+            self.turn[path] = future
+            try:
+                outcome = await self.execute(child, node_input, path, targets, _child_author(parent))
+            except BaseException as error:
+                future.set_exception(error)
+                future.exception()  # retrieved here; the awaiting caller sees the raise
+                raise
+            future.set_result(outcome)
+        if outcome.status == "completed":
+            if use_as_output:
+                parent.deliver(outcome.output)
+            return outcome.output
+        if outcome.status == "waiting":
+            parent.add_interrupts(outcome.interrupts)
+            if spawned:
+                parent.detached.append(path)
+            raise NodeInterruptedError(outcome.interrupts, path)
+        assert outcome.error is not None
+        raise outcome.error

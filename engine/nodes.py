@@ -1,0 +1,240 @@
+"""Nodes: the units of work a workflow runs."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncGenerator, Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator
+
+from .binding import Signature, bind, read_signature
+from .context import Context
+from .errors import ConfigurationError, NodeInterruptedError, WorkflowError
+from .events import Event, RequestInput
+from .retry import RetryConfig
+from .values import validator
+
+
+class BaseNode(BaseModel):
+    """A node. Subclasses implement ``async def _run_impl(self, *, ctx, node_input)``.
+
+    ``_run_impl`` is an async generator: it yields its output (or an ``Event``, or a
+    ``RequestInput``), or sets ``ctx.output`` / ``ctx.route`` / ``ctx.state``.
+    ``input_type`` and ``output_type`` are Python types (often pydantic models);
+    values are validated only where one is declared.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    name: str
+    description: str = ""
+    rerun_on_resume: bool = False
+    retry_config: RetryConfig | None = None
+    timeout: float | None = None
+    input_type: Any = None
+    output_type: Any = None
+
+    _restore: Callable[[Any], Any] | None = PrivateAttr(default=None)
+
+    @field_validator("name")
+    @classmethod
+    def _identifier(cls, name: str) -> str:
+        if not name.isidentifier():
+            raise ValueError(f"Node name '{name}' must be a valid Python identifier.")
+        return name
+
+    def model_post_init(self, context: Any, /) -> None:
+        self._restore = validator(self.output_type)
+
+    def restore_output(self, data: Any) -> Any:
+        """Turn an output read back from the log into the declared output type."""
+        restore = self._restore
+        return data if restore is None or data is None else restore(data)
+
+    async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
+        raise NotImplementedError(f"{type(self).__name__} must implement _run_impl")
+        yield  # pragma: no cover
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+
+class StartNode(BaseNode):
+    """The entry point of a graph; it never runs."""
+
+
+START = StartNode(name="START")
+
+_SYNC, _CORO, _GEN, _ASYNC_GEN = range(4)
+
+
+class FunctionNode(BaseNode):
+    """A node that calls a function: sync or async, plain or a generator."""
+
+    func: Callable[..., Any]
+
+    _signature: Signature = PrivateAttr()
+    _style: int = PrivateAttr(default=_SYNC)
+    _check_output: Callable[[Any], Any] | None = PrivateAttr(default=None)
+
+    def __init__(self, func: Callable[..., Any] | None = None, /, **data: Any) -> None:
+        if func is not None:
+            data["func"] = func
+        target = data.get("func")
+        if target is not None and "name" not in data:
+            data["name"] = getattr(target, "__name__", "")
+        super().__init__(**data)
+
+    def model_post_init(self, context: Any, /) -> None:
+        signature = read_signature(self.func, self.name, Context)
+        self._signature = signature
+        if self.input_type is None:
+            self.input_type = signature.input_type
+        if self.output_type is None:
+            self.output_type = signature.output_type
+        func = self.func
+        if inspect.isasyncgenfunction(func):
+            self._style = _ASYNC_GEN
+        elif inspect.isgeneratorfunction(func):
+            self._style = _GEN
+        elif inspect.iscoroutinefunction(func):
+            self._style = _CORO
+        else:
+            self._style = _SYNC
+        super().model_post_init(context)
+        self._check_output = self._restore
+
+    async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
+        kwargs = bind(self._signature, self.name, ctx, node_input)
+        style = self._style
+        if style == _SYNC:
+            result = self.func(**kwargs)
+        elif style == _CORO:
+            result = await self.func(**kwargs)
+        elif style == _ASYNC_GEN:
+            async for item in self.func(**kwargs):
+                yield item
+            return
+        else:
+            for item in self.func(**kwargs):
+                yield item
+            return
+        if result is None:
+            return
+        if isinstance(result, BaseModel) and _is_signal(result):
+            yield result
+            return
+        check = self._check_output
+        # A returned value rides on the node's completion event (one event, not two).
+        ctx.output = result if check is None else check(result)
+        return
+        yield  # pragma: no cover
+
+
+class JoinNode(BaseNode):
+    """Waits for every predecessor and outputs ``{predecessor_name: output}``."""
+
+    async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
+        ctx.output = node_input
+        return
+        yield  # pragma: no cover
+
+
+class ParallelWorker(BaseNode):
+    """Runs ``worker`` once per item of a list input, concurrently and bounded.
+
+    Results come back in input order. Every item runs even when some interrupt or fail;
+    on resume only the failed or interrupted items run again.
+    """
+
+    worker: BaseNode
+    max_parallel_workers: int = 8
+    rerun_on_resume: bool = True
+
+    async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
+        if not isinstance(node_input, list | tuple):
+            raise WorkflowError(
+                f"Node '{self.name}' is a parallel worker and needs a list input, got {type(node_input).__name__}"
+            )
+        calls = [ctx.run_node(self.worker, item) for item in node_input]
+        slots = asyncio.Semaphore(max(self.max_parallel_workers, 1))
+
+        async def bounded(call: Any) -> Any:
+            async with slots:
+                return await call
+
+        results = await asyncio.gather(*(bounded(call) for call in calls), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException) and not isinstance(result, NodeInterruptedError):
+                raise result
+        waiting = [r for r in results if isinstance(r, NodeInterruptedError)]
+        if waiting:
+            raise NodeInterruptedError([i for r in waiting for i in r.interrupt_ids], ctx.node_path)
+        yield list(results)
+
+
+def _is_signal(value: BaseModel) -> bool:
+    return isinstance(value, Event | RequestInput)
+
+
+def as_node(node_like: Any) -> BaseNode:
+    """Return ``node_like`` as a node, wrapping a plain function in a ``FunctionNode``."""
+    if isinstance(node_like, BaseNode):
+        return node_like
+    if callable(node_like):
+        return FunctionNode(node_like)
+    raise ConfigurationError(f"{node_like!r} is not a node or a function")
+
+
+def node(
+    node_like: Any = None,
+    /,
+    *,
+    name: str | None = None,
+    rerun_on_resume: bool | None = None,
+    retry_config: RetryConfig | None = None,
+    timeout: float | None = None,
+    parallel_worker: bool = False,
+    max_parallel_workers: int | None = None,
+) -> Any:
+    """Make a node from a function, as ``@node``, ``@node(...)`` or ``node(fn, ...)``.
+
+    Given an existing node, returns a copy with the options applied.
+    """
+    if max_parallel_workers is not None and not parallel_worker:
+        raise ConfigurationError("max_parallel_workers needs parallel_worker=True")
+    options = {
+        key: value
+        for key, value in (
+            ("name", name),
+            ("rerun_on_resume", rerun_on_resume),
+            ("retry_config", retry_config),
+            ("timeout", timeout),
+        )
+        if value is not None
+    }
+
+    def build(target: Any) -> BaseNode:
+        if isinstance(target, BaseNode):
+            made = target.model_copy(update=options) if options else target
+        elif callable(target):
+            made = FunctionNode(target, **options)
+        else:
+            raise ConfigurationError(f"@node needs a function or a node, got {target!r}")
+        if parallel_worker:
+            return ParallelWorker(
+                name=made.name,
+                worker=made,
+                description=made.description,
+                max_parallel_workers=max_parallel_workers or 8,
+            )
+        return made
+
+    if node_like is None:
+        return build
+    return build(node_like)

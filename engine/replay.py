@@ -1,0 +1,151 @@
+"""Folding a session's log into what replay needs, and deciding what each node does.
+
+Pure code, no asyncio: ``ReplayIndex.apply`` folds one stored event; ``decide`` says
+whether a node at a path runs fresh, runs again, fast-forwards or keeps waiting
+(seed 000's interception rules, cases 2-7; case 1, same-turn dedup, lives in the
+executor).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from .events import Answer, ErrorInfo, Event, Interrupt
+
+
+class NodeRecord:
+    """What the log says about one node path."""
+
+    __slots__ = ("answers_since_start", "done", "error", "has_output", "output", "pending", "resolved", "route", "started")
+
+    def __init__(self) -> None:
+        self.started = False
+        self.done = False
+        self.has_output = False
+        self.output: Any = None
+        self.route: Any = None
+        self.error: ErrorInfo | None = None
+        self.pending: dict[str, Interrupt] = {}
+        self.resolved: dict[str, Any] = {}
+        self.answers_since_start = 0
+
+
+def ancestors(path: str) -> list[str]:
+    """``a@1/b@1/c@1`` -> ``[a@1, a@1/b@1, a@1/b@1/c@1]``."""
+    parts = path.split("/")
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+@dataclass
+class ReplayIndex:
+    """A session's log folded into per-path records, pending interrupts and state."""
+
+    root_path: str
+    records: dict[str, NodeRecord] = field(default_factory=dict)
+    pending: dict[str, Interrupt] = field(default_factory=dict)
+    answered: dict[str, Event] = field(default_factory=dict)
+    state: dict[str, Any] = field(default_factory=dict)
+    last_seq: int = 0
+    status: str | None = None
+    error: ErrorInfo | None = None
+    output: Any = None
+
+    def record(self, path: str) -> NodeRecord:
+        record = self.records.get(path)
+        if record is None:
+            record = self.records[path] = NodeRecord()
+        return record
+
+    def apply(self, event: Event) -> None:
+        """Fold one stored event."""
+        self.last_seq = event.seq
+        if event.state:
+            self.state.update(event.state)
+        kind = event.kind
+        if kind == "started":
+            record = self.record(event.node_path)
+            record.started = True
+            record.done = False
+            record.error = None
+            record.answers_since_start = 0
+        elif kind in ("completed", "output", "route", "state"):
+            self._apply_outcome(event)
+        elif kind == "interrupt" and event.interrupt is not None:
+            self._apply_interrupt(event.interrupt)
+        elif kind == "answer" and event.answer is not None:
+            self._apply_answer(event, event.answer)
+        elif kind == "error":
+            self.record(event.node_path).error = event.error
+        elif kind == "status":
+            self.status = event.status
+            self.error = event.error if event.status == "failed" else None
+            if event.status == "completed":
+                self.output = event.output
+
+    def _apply_outcome(self, event: Event) -> None:
+        if event.output is not None:
+            for path in event.output_for or (event.node_path,):
+                record = self.record(path)
+                record.output = event.output
+                record.has_output = True
+        if event.route is not None:
+            self.record(event.node_path).route = event.route
+        if event.kind == "completed":
+            record = self.record(event.node_path)
+            record.done = True
+            record.error = None
+
+    def _apply_interrupt(self, interrupt: Interrupt) -> None:
+        self.pending[interrupt.id] = interrupt
+        for path in ancestors(interrupt.node_path):
+            record = self.record(path)
+            record.pending[interrupt.id] = interrupt
+            record.resolved.pop(interrupt.id, None)
+
+    def _apply_answer(self, event: Event, answer: Answer) -> None:
+        interrupt = self.pending.pop(answer.interrupt_id, None)
+        self.answered[answer.interrupt_id] = event
+        path = interrupt.node_path if interrupt is not None else event.node_path
+        for prefix in ancestors(path):
+            record = self.record(prefix)
+            record.pending.pop(answer.interrupt_id, None)
+            record.resolved[answer.interrupt_id] = answer.value
+            record.answers_since_start += 1
+
+
+class Action(Enum):
+    FRESH = "fresh"  # nothing recorded: run
+    RERUN = "rerun"  # run again with the recorded answers as resume_inputs
+    FORWARD = "forward"  # completed before: reuse the recorded output and route
+    WAIT = "wait"  # interrupts still unanswered: do not run
+    ANSWER = "answer"  # rerun_on_resume=False and all answered: the answers are the output
+
+
+def decide(record: NodeRecord | None, *, rerun_on_resume: bool, is_workflow: bool) -> Action:
+    """Decide what a node at a recorded path does this turn."""
+    if record is None:
+        return Action.FRESH
+    if is_workflow:
+        return Action.RERUN
+    if record.pending:
+        if rerun_on_resume and record.answers_since_start:
+            return Action.RERUN
+        return Action.WAIT
+    if record.done:
+        return Action.FORWARD
+    if record.error is not None:
+        return Action.RERUN
+    if record.resolved:
+        return Action.RERUN if rerun_on_resume else Action.ANSWER
+    if record.started:
+        return Action.RERUN  # it was in flight when the process stopped
+    return Action.FRESH
+
+
+def answers_as_output(record: NodeRecord) -> Any:
+    """The output of a ``rerun_on_resume=False`` node whose interrupts are all answered."""
+    if len(record.resolved) == 1:
+        return next(iter(record.resolved.values()))
+    return dict(record.resolved)

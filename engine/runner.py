@@ -1,0 +1,251 @@
+"""``Runner``: starts, resumes, answers, cancels and reports runs of one workflow."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .answers import check_answer
+from .errors import (
+    InterruptAlreadyAnswered,
+    InvalidAnswerError,
+    NoAnswersError,
+    SessionStateError,
+    UnknownInterruptError,
+    WorkflowError,
+)
+from .events import Answer, ErrorInfo, Event, Interrupt
+from .execution import Outcome, SessionRun
+from .memory import InMemoryEventStore
+from .replay import ReplayIndex
+from .store import FINAL_STATUSES, EventStore, SessionInfo
+from .values import to_json
+from .workflow import Workflow
+from .writer import LogWriter, draft
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """Where a run stands: its status and, by status, its output, interrupts or error."""
+
+    session_id: str
+    status: str
+    output: Any = None
+    interrupts: list[Interrupt] = field(default_factory=list)
+    error: str | None = None
+    error_type: str | None = None
+
+
+@dataclass(slots=True)
+class _Loaded:
+    info: SessionInfo
+    index: ReplayIndex
+    writer: LogWriter
+
+
+class Runner:
+    """Drives runs of ``workflow`` against ``store`` (in memory unless given)."""
+
+    def __init__(self, workflow: Workflow, store: EventStore | None = None) -> None:
+        self.workflow = workflow
+        self.store: EventStore = store if store is not None else InMemoryEventStore()
+        self._root = f"{workflow.name}@1"
+        self._turns: dict[str, asyncio.Task[RunResult]] = {}
+        self._cancelled_by: dict[str, str | None] = {}
+
+    # -- public API ---------------------------------------------------------------
+
+    async def run(self, node_input: Any = None, session_id: str | None = None) -> RunResult:
+        """Start a new session with ``node_input`` and execute it until it waits or ends."""
+        loaded = await self._create(node_input, session_id)
+        return await self._turn(loaded, node_input)
+
+    async def resume(
+        self, session_id: str, answers: Mapping[str, Any], actor: str | None = None
+    ) -> RunResult:
+        """Record ``answers`` and continue; with no answers, retry a failed run."""
+        loaded = await self._load(session_id)
+        self._check_open(loaded)
+        if answers:
+            await self._record_answers(loaded, answers, actor)
+        elif loaded.index.pending and loaded.info.status != "failed":
+            raise NoAnswersError(f"Session {session_id!r} is waiting for input: give at least one answer")
+        return await self._turn(loaded, loaded.info.input)
+
+    async def answer(
+        self, session_id: str, answers: Mapping[str, Any], actor: str | None = None
+    ) -> None:
+        """Validate and record answers without executing anything."""
+        loaded = await self._load(session_id)
+        self._check_open(loaded)
+        if not answers:
+            raise NoAnswersError("answer() needs at least one answer")
+        await self._record_answers(loaded, answers, actor)
+
+    async def advance(self, session_id: str) -> RunResult:
+        """Execute from the log until the run waits, completes or fails."""
+        loaded = await self._load(session_id)
+        self._check_open(loaded)
+        return await self._turn(loaded, loaded.info.input)
+
+    async def cancel(self, session_id: str, actor: str | None = None) -> RunResult:
+        """Stop a run for good; a turn in flight in this runner is cancelled."""
+        turn = self._turns.get(session_id)
+        if turn is not None:
+            self._cancelled_by[session_id] = actor
+            turn.cancel()
+            return await asyncio.shield(turn)
+        loaded = await self._load(session_id)
+        self._check_open(loaded)
+        return await self._finish_cancelled(loaded, actor)
+
+    async def result(self, session_id: str) -> RunResult:
+        """Where the run stands, read from the log."""
+        loaded = await self._load(session_id)
+        return self._result(session_id, loaded.info.status, loaded.index)
+
+    async def stream(self, node_input: Any = None, session_id: str | None = None) -> AsyncIterator[Event]:
+        """Start a run and yield its events as they are committed."""
+        loaded = await self._create(node_input, session_id)
+        async for event in self._stream(loaded, lambda: self._turn(loaded, node_input)):
+            yield event
+
+    async def stream_resume(
+        self, session_id: str, answers: Mapping[str, Any], actor: str | None = None
+    ) -> AsyncIterator[Event]:
+        """Record ``answers``, continue the run and yield its events as they are committed."""
+        loaded = await self._load(session_id)
+        self._check_open(loaded)
+
+        async def go() -> RunResult:
+            if answers:
+                await self._record_answers(loaded, answers, actor)
+            elif loaded.index.pending and loaded.info.status != "failed":
+                raise NoAnswersError(f"Session {session_id!r} is waiting for input: give at least one answer")
+            return await self._turn(loaded, loaded.info.input)
+
+        async for event in self._stream(loaded, go):
+            yield event
+
+    # -- loading and answering ----------------------------------------------------------
+
+    async def _create(self, node_input: Any, session_id: str | None) -> _Loaded:
+        session_id = session_id or uuid.uuid4().hex
+        stored_input = to_json(node_input, "The workflow input")
+        await self.store.create_session(session_id, self.workflow.name, stored_input)
+        info = await self.store.get_session(session_id)
+        index = ReplayIndex(self._root)
+        return _Loaded(info, index, self._writer(session_id, index))
+
+    async def _load(self, session_id: str) -> _Loaded:
+        info = await self.store.get_session(session_id)
+        index = ReplayIndex(self._root)
+        for event in await self.store.list_events(session_id):
+            index.apply(event)
+        return _Loaded(info, index, self._writer(session_id, index))
+
+    def _writer(self, session_id: str, index: ReplayIndex) -> LogWriter:
+        return LogWriter(self.store, session_id, uuid.uuid4().hex, index)
+
+    @staticmethod
+    def _check_open(loaded: _Loaded) -> None:
+        status = loaded.info.status
+        if status in FINAL_STATUSES:
+            raise SessionStateError(f"Session {loaded.info.session_id!r} is {status}; it cannot continue")
+
+    async def _record_answers(self, loaded: _Loaded, answers: Mapping[str, Any], actor: str | None) -> None:
+        index, session_id = loaded.index, loaded.info.session_id
+        for interrupt_id in answers:
+            if interrupt_id in index.pending:
+                continue
+            first = index.answered.get(interrupt_id)
+            if first is not None:
+                raise InterruptAlreadyAnswered(interrupt_id, first.author, first.timestamp)
+            raise UnknownInterruptError(session_id, [interrupt_id])
+        drafts = []
+        for interrupt_id, value in answers.items():
+            interrupt = index.pending[interrupt_id]
+            try:
+                stored = to_json(value, "The answer")
+            except WorkflowError as error:
+                raise InvalidAnswerError(interrupt_id, {"": [str(error)]}) from error
+            check_answer(interrupt_id, interrupt.response_schema, stored)
+            answer = Answer(interrupt_id=interrupt_id, value=stored, actor=actor)
+            drafts.append(draft("answer", interrupt.node_path, actor or "user", answer=answer))
+        await loaded.writer.write(*drafts)
+
+    # -- executing ------------------------------------------------------------------
+
+    async def _turn(self, loaded: _Loaded, node_input: Any) -> RunResult:
+        session_id = loaded.info.session_id
+        task = asyncio.ensure_future(self._execute(loaded, node_input))
+        self._turns[session_id] = task
+        try:
+            return await asyncio.shield(task)
+        finally:
+            if task.done():
+                self._turns.pop(session_id, None)
+
+    async def _execute(self, loaded: _Loaded, node_input: Any) -> RunResult:
+        session_id, index, writer = loaded.info.session_id, loaded.index, loaded.writer
+        await self.store.set_status(session_id, "running")
+        run = SessionRun(session_id, index, writer)
+        root = self._root
+        try:
+            outcome = await run.execute(self.workflow, node_input, root, [root], self.workflow.name)
+            await writer.close()
+        except asyncio.CancelledError:
+            await writer.close()
+            return await self._finish_cancelled(loaded, self._cancelled_by.pop(session_id, None))
+        return await self._finish(loaded, run, outcome)
+
+    async def _finish(self, loaded: _Loaded, run: SessionRun, outcome: Outcome) -> RunResult:
+        session_id, index, writer = loaded.info.session_id, loaded.index, loaded.writer
+        author = self.workflow.name
+        if outcome.status == "completed":
+            output = to_json(outcome.output, "The workflow output")
+            await writer.write(draft("status", self._root, author, status="completed", output=output))
+        elif outcome.status == "waiting":
+            await writer.write(draft("status", self._root, author, status="waiting"))
+        else:
+            error = outcome.error
+            assert error is not None
+            where = run.failure_path(error) or self._root
+            info = ErrorInfo(type=type(error).__name__, message=f"Node {where} failed: {error}")
+            await writer.write(draft("status", self._root, author, status="failed", error=info))
+        await self.store.set_status(session_id, outcome.status)
+        result = self._result(session_id, outcome.status, index)
+        if outcome.status == "completed":
+            return RunResult(session_id, "completed", outcome.output)
+        return result
+
+    async def _finish_cancelled(self, loaded: _Loaded, actor: str | None) -> RunResult:
+        session_id = loaded.info.session_id
+        await loaded.writer.write(draft("status", self._root, actor or "user", status="cancelled"))
+        await self.store.set_status(session_id, "cancelled")
+        return RunResult(session_id, "cancelled")
+
+    def _result(self, session_id: str, status: str, index: ReplayIndex) -> RunResult:
+        if status == "completed":
+            return RunResult(session_id, status, index.output)
+        if status == "waiting":
+            return RunResult(session_id, status, interrupts=list(index.pending.values()))
+        if status == "failed" and index.error is not None:
+            return RunResult(session_id, status, error=index.error.message, error_type=index.error.type)
+        return RunResult(session_id, status)
+
+    async def _stream(self, loaded: _Loaded, go: Callable[[], Awaitable[RunResult]]) -> AsyncIterator[Event]:
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        loaded.writer.listeners.append(queue.put_nowait)
+        task = asyncio.ensure_future(go())
+        task.add_done_callback(lambda _: queue.put_nowait(None))
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+            task.result()
+        finally:
+            if not task.done():
+                task.cancel()

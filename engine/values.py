@@ -1,0 +1,75 @@
+"""Turning node values into JSON for the log, and back through declared types."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter
+from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+from .errors import WorkflowError
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def to_json(value: Any, what: str) -> Any:
+    """Return ``value`` as JSON data; fail naming ``what`` when it cannot be persisted."""
+    if type(value) in _PLAIN:
+        return value
+    if type(value) is list and all(type(item) in _PLAIN for item in value):
+        return value
+    try:
+        return to_jsonable_python(value)
+    except PydanticSerializationError as error:
+        raise WorkflowError(
+            f"{what} is a {type(value).__name__}, which cannot be stored in the event log "
+            "(use JSON data, a pydantic model or a dataclass)"
+        ) from error
+
+
+def is_declared(annotation: Any) -> bool:
+    """Say whether an annotation asks for validation (``Any`` and missing ones do not)."""
+    return annotation not in (None, Any, object, typing.Any) and annotation is not dataclasses.MISSING
+
+
+@lru_cache(maxsize=512)
+def _adapter(annotation: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(annotation)
+
+
+def validator(annotation: Any) -> Callable[[Any], Any] | None:
+    """Return a function that validates a value into ``annotation``, or None if undeclared."""
+    if not is_declared(annotation):
+        return None
+    try:
+        adapter = _adapter(annotation)
+    except TypeError:  # unhashable generic alias
+        adapter = TypeAdapter(annotation)
+    if isinstance(annotation, type) and not isinstance(annotation, types.GenericAlias):
+        plain = annotation
+
+        def check(value: Any) -> Any:
+            return value if type(value) is plain else adapter.validate_python(value)
+
+        return check
+    return adapter.validate_python
+
+
+def is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def json_schema(spec: Any) -> dict[str, Any] | None:
+    """Turn a pydantic model, a type or a JSON Schema dict into a JSON Schema dict."""
+    if spec is None:
+        return None
+    if isinstance(spec, dict):
+        return spec
+    if is_model(spec):
+        return spec.model_json_schema()
+    return _adapter(spec).json_schema()

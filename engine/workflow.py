@@ -1,0 +1,185 @@
+"""``Workflow``: a node that runs a graph of nodes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncGenerator
+from typing import Any, ClassVar
+
+from pydantic import PrivateAttr
+
+from .context import Context
+from .errors import NodeInterruptedError, WorkflowError
+from .graph import Graph, compile_graph, expand, is_join
+from .nodes import START, BaseNode, FunctionNode, JoinNode, ParallelWorker
+from .validation import validate
+from .values import json_schema
+
+
+def _kind(node: BaseNode) -> str:
+    if isinstance(node, Workflow):
+        return "workflow"
+    if isinstance(node, JoinNode):
+        return "join"
+    if isinstance(node, ParallelWorker):
+        return "parallel_worker"
+    if isinstance(node, FunctionNode):
+        return "function"
+    return "node"
+
+
+class Workflow(BaseNode):
+    """A graph of nodes, built from chain tuples and ``Edge`` objects and validated at once.
+
+    A workflow is itself a node, so it can be nested in another workflow's edges or run
+    with ``ctx.run_node``. ``max_concurrency`` caps how many graph nodes run at once
+    (dynamic children are not counted). ``input_schema`` may be a pydantic model, a type
+    or a JSON Schema dict; without it the first node's input type is used.
+    """
+
+    edges: list[Any] = []
+    max_concurrency: int | None = None
+    rerun_on_resume: bool = True
+
+    _graph: Graph = PrivateAttr()
+    _input_schema: dict[str, Any] | None = PrivateAttr(default=None)
+
+    is_workflow: ClassVar[bool] = True
+
+    def __init__(self, *, input_schema: Any = None, **data: Any) -> None:
+        super().__init__(**data)
+        links = expand(self.edges)
+        validate(links)
+        self._graph = compile_graph(links)
+        if input_schema is not None:
+            self._input_schema = json_schema(input_schema)
+            if self.input_type is None and not isinstance(input_schema, dict):
+                self.input_type = input_schema
+        else:
+            first = self._graph.start_targets
+            if len(first) == 1 and first[0].input_type is not None:
+                self._input_schema = json_schema(first[0].input_type)
+
+    @property
+    def input_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of the workflow's input, or None when nothing declares it."""
+        return self._input_schema
+
+    @property
+    def graph(self) -> Graph:
+        return self._graph
+
+    def describe(self) -> dict[str, Any]:
+        """The workflow's nodes, edges and routes as plain data."""
+        graph = self._graph
+        nodes = [{"name": START.name, "kind": "start", "terminal": False, "description": ""}]
+        nodes += [
+            {
+                "name": node.name,
+                "kind": _kind(node),
+                "terminal": node.name in graph.terminal,
+                "description": node.description,
+                "rerun_on_resume": node.rerun_on_resume,
+            }
+            for node in graph.nodes.values()
+        ]
+        edges = [
+            {"source": link.source.name, "target": link.target.name, "routes": list(link.routes)}
+            for link in graph.links
+        ]
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self._input_schema,
+            "nodes": nodes,
+            "edges": edges,
+        }
+
+    async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
+        outputs = await _Scheduler(self, ctx).run(node_input)
+        if len(outputs) > 1:
+            names = ", ".join(name for name, _ in outputs)
+            raise WorkflowError(
+                f"Workflow {self.name}: multiple terminal nodes produced output ({len(outputs)}: {names}). "
+                "A workflow must have at most one terminal output; join the branches with a JoinNode."
+            )
+        if outputs:
+            ctx.deliver_output(outputs[0][1])
+        return
+        yield  # pragma: no cover
+
+
+class _Scheduler:
+    """One execution of a workflow's graph: triggers nodes as their predecessors finish."""
+
+    def __init__(self, workflow: Workflow, ctx: Context) -> None:
+        self.graph = workflow.graph
+        self.ctx = ctx
+        limit = workflow.max_concurrency
+        self.limit = limit if limit and limit > 0 else None
+        self.ready: deque[tuple[BaseNode, Any]] = deque()
+        self.running: dict[asyncio.Task[Any], BaseNode] = {}
+        self.activations: dict[str, int] = {}
+        self.joins: dict[str, dict[str, Any]] = {}
+        self.terminal_outputs: list[tuple[str, Any]] = []
+        self.interrupts: list[str] = []
+        self.failure: BaseException | None = None
+
+    async def run(self, node_input: Any) -> list[tuple[str, Any]]:
+        self._trigger(START, node_input, None)
+        while True:
+            self._start_ready()
+            if not self.running:
+                break
+            done, _ = await asyncio.wait(self.running, return_when=asyncio.FIRST_COMPLETED)
+            for task in [task for task in self.running if task in done]:
+                node = self.running.pop(task)
+                self._settle(node, task.result())
+        if self.failure is not None:
+            raise self.failure
+        if self.interrupts:
+            raise NodeInterruptedError(self.interrupts, self.ctx.node_path)
+        return self.terminal_outputs
+
+    def _start_ready(self) -> None:
+        ctx, base = self.ctx, self.ctx.node_path
+        while self.ready and self.failure is None:
+            if self.limit is not None and len(self.running) >= self.limit:
+                return
+            node, value = self.ready.popleft()
+            number = self.activations.get(node.name, 0) + 1
+            self.activations[node.name] = number
+            path = f"{base}/{node.name}@{number}"
+            outcome = ctx.replay_child(node, path)
+            if outcome is not None:
+                self._settle(node, outcome)
+                continue
+            terminal = node.name in self.graph.terminal
+            task = asyncio.create_task(ctx.execute_child(node, value, path, delegate=terminal))
+            self.running[task] = node
+
+    def _settle(self, node: BaseNode, outcome: Any) -> None:
+        if outcome.status == "completed":
+            if node.name in self.graph.terminal and outcome.output is not None:
+                self.terminal_outputs.append((node.name, outcome.output))
+            self._trigger(node, outcome.output, outcome.route)
+        elif outcome.status == "waiting":
+            self.interrupts.extend(i for i in outcome.interrupts if i not in self.interrupts)
+        elif self.failure is None:
+            self.failure = outcome.error
+
+    def _trigger(self, node: BaseNode, output: Any, route: Any) -> None:
+        outgoing = self.graph.outgoing.get(node.name)
+        if outgoing is None:
+            return
+        for target in outgoing.targets(route):
+            if not is_join(target):
+                self.ready.append((target, output))
+                continue
+            arrived = self.joins.setdefault(target.name, {})
+            arrived[node.name] = output
+            expected = self.graph.predecessors[target.name]
+            if len(arrived) == len(expected):
+                self.ready.append((target, {name: arrived[name] for name in expected}))
+                del self.joins[target.name]

@@ -1,0 +1,101 @@
+"""Appending a session's events: one writer per turn, group commit, live folding."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .events import Event
+from .replay import ReplayIndex
+from .store import EventStore
+
+Draft = dict[str, Any]
+
+
+def draft(kind: str, node_path: str, author: str, **fields: Any) -> Draft:
+    """Start an event's fields; the writer stamps seq, session and invocation."""
+    fields["kind"] = kind
+    fields["node_path"] = node_path
+    fields["author"] = author
+    fields["timestamp"] = time.time()
+    return fields
+
+
+class LogWriter:
+    """Appends drafts in order with ``expected_seq`` and folds them into the index.
+
+    ``write`` returns once the drafts are committed. Drafts queued while an append is in
+    flight go out together in the next one (group commit). ``enqueue`` queues a draft
+    without waiting; it goes out with the next write, or soon after on its own.
+    """
+
+    def __init__(self, store: EventStore, session_id: str, invocation_id: str, index: ReplayIndex) -> None:
+        self._store = store
+        self._session_id = session_id
+        self._invocation_id = invocation_id
+        self._index = index
+        self._buffer: list[Draft] = []
+        self._lock = asyncio.Lock()
+        self._failure: BaseException | None = None
+        self._kick_scheduled = False
+        self._background: set[asyncio.Task[None]] = set()
+        self.listeners: list[Callable[[Event], None]] = []
+
+    @property
+    def last_seq(self) -> int:
+        return self._index.last_seq
+
+    def enqueue(self, item: Draft) -> None:
+        self._buffer.append(item)
+        if not self._kick_scheduled:
+            self._kick_scheduled = True
+            asyncio.get_running_loop().call_soon(self._kick)
+
+    def _kick(self) -> None:
+        self._kick_scheduled = False
+        if self._buffer and not self._lock.locked():
+            task = asyncio.ensure_future(self.flush())
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def write(self, *items: Draft) -> None:
+        self._buffer.extend(items)
+        await self.flush()
+
+    async def flush(self) -> None:
+        """Commit everything queued so far."""
+        async with self._lock:
+            if self._failure is not None:
+                raise self._failure
+            if not self._buffer:
+                return
+            batch, self._buffer = self._buffer, []
+            expected = self._index.last_seq
+            seq = expected
+            session_id, invocation_id = self._session_id, self._invocation_id
+            events = []
+            for item in batch:
+                seq += 1
+                item["seq"] = seq
+                item["session_id"] = session_id
+                item["invocation_id"] = invocation_id
+                events.append(Event.model_construct(**item))
+            try:
+                await self._store.append(session_id, events, expected_seq=expected)
+            except BaseException as error:
+                self._failure = error
+                raise
+            apply = self._index.apply
+            listeners = self.listeners
+            for event in events:
+                apply(event)
+                for listener in listeners:
+                    listener(event)
+
+    async def close(self) -> None:
+        """Wait for background flushes and commit what is left."""
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+        await self.flush()
