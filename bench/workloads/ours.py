@@ -1,0 +1,143 @@
+"""W1-W6s on our engine, through its public API only (``from engine import ...``).
+
+Stores: ``memory`` (InMemoryEventStore). The Django store slots in later as further store
+kinds (``django-sqlite``, ``django-postgres``) in ``make_store``. Building the workflow and
+creating the store happen before the clock starts; the clock covers ``runner.run`` and every
+``runner.resume`` until the result. The workflows mirror ``adk.py`` node for node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections import Counter
+from typing import Any
+
+from engine import (
+    START,
+    Event,
+    FunctionNode,
+    InMemoryEventStore,
+    JoinNode,
+    RequestInput,
+    Runner,
+    Workflow,
+)
+
+from bench.common import Clock, Sample
+
+NAME = "ours"
+PACKAGES = ("wfapp", "pydantic", "jsonschema")
+STORES = ("memory",)
+
+ASKED: Counter[int] = Counter()
+
+
+def inc(node_input: int) -> int:
+    return node_input + 1
+
+
+def ask(node_input: int):  # noqa: ANN201 - a generator node
+    ASKED[node_input] += 1
+    yield RequestInput(message=f"answer {node_input}", payload={"i": node_input})
+
+
+INC = FunctionNode(inc, name="inc")
+ASK = FunctionNode(ask, name="ask")
+
+
+def _orchestrator(fn: Any) -> FunctionNode:
+    return FunctionNode(fn, name="orch", rerun_on_resume=True)
+
+
+@functools.cache
+def build(workload: str, n: int, k: int) -> Workflow:
+    if workload == "W1":
+        nodes = [FunctionNode(inc, name=f"n{i}") for i in range(1, n + 1)]
+        return Workflow(name="w1", edges=[(START, *nodes)])
+    if workload == "W2":
+        def const(i: int) -> FunctionNode:
+            def f(node_input: Any) -> int:
+                return i
+            return FunctionNode(f, name=f"p{i}")
+
+        def total(node_input: dict) -> int:
+            return sum(node_input.values())
+
+        fan = tuple(const(i) for i in range(n))
+        return Workflow(name="w2", edges=[(START, fan, JoinNode(name="join"), FunctionNode(total, name="total"))])
+    if workload == "W3":
+        async def orch(ctx, node_input: int) -> int:  # noqa: ANN001
+            x = node_input
+            for _ in range(n):
+                x = await ctx.run_node(INC, x)
+            return x
+
+        return Workflow(name="w3", edges=[(START, _orchestrator(orch))])
+    if workload == "W4":
+        async def orch(ctx, node_input: int) -> int:  # noqa: ANN001
+            return sum(await asyncio.gather(*(ctx.run_node(INC, i) for i in range(n))))
+
+        return Workflow(name="w4", edges=[(START, _orchestrator(orch))])
+    if workload == "W5":
+        def a(node_input: int) -> int:
+            return node_input
+
+        def b(node_input: int) -> Event:
+            if node_input < n:
+                return Event(output=node_input + 1, route="again")
+            return Event(output=node_input, route="done")
+
+        def c(node_input: int) -> int:
+            return node_input
+
+        na, nb, nc = (FunctionNode(f, name=f.__name__) for f in (a, b, c))
+        return Workflow(name="w5", edges=[(START, na, nb), (nb, {"again": na, "done": nc})])
+    if workload == "W6":
+        async def orch(ctx, node_input: int) -> list[int]:  # noqa: ANN001
+            return list(await asyncio.gather(*(ctx.run_node(ASK, i) for i in range(n))))
+
+        return Workflow(name="w6", edges=[(START, _orchestrator(orch))])
+    if workload == "W6s":
+        async def orch(ctx, node_input: int) -> int:  # noqa: ANN001
+            total = 0
+            for i in range(n):
+                for j in range(k):
+                    total += await ctx.run_node(INC, j)
+                total += await ctx.run_node(ASK, i)
+            return total
+
+        return Workflow(name="w6s", edges=[(START, _orchestrator(orch))])
+    raise ValueError(workload)
+
+
+async def make_store(kind: str, workdir: str, tag: str) -> Any:
+    if kind == "memory":
+        return InMemoryEventStore()
+    raise ValueError(f"unknown store {kind!r} for our engine")
+
+
+async def run(workload: str, size: dict[str, int], store: str, workdir: str, tag: str) -> Sample:
+    n, k = size["n"], size.get("k", 0)
+    wf = build(workload, n, k)
+    events = await make_store(store, workdir, tag)
+    runner = Runner(wf, store=events)
+    ASKED.clear()
+    clock = Clock()
+    result = await runner.run(0)
+    sample = Sample(wall=0.0)
+    if workload in ("W6", "W6s"):
+        sample.first_run = clock.lap()
+        sample.pending_after_first_run = len(result.interrupts)
+        while result.status == "waiting" and result.interrupts:
+            it = result.interrupts[0]
+            result = await runner.resume(result.session_id, {it.id: it.payload["i"]})
+            sample.resumes.append(clock.lap())
+    sample.wall = clock.total()
+    if result.status != "completed":
+        raise RuntimeError(f"{workload}: run ended {result.status}: {result.error_type}: {result.error}")
+    sample.output = result.output
+    sample.records = len(await events.list_events(result.session_id))
+    if workload in ("W6", "W6s"):
+        sample.child_executions = sum(ASKED.values())
+    return sample
