@@ -1,0 +1,1 @@
+"""wfapp: the Django project and app that runs engine workflows durably."""

@@ -1,0 +1,52 @@
+"""Doorbells: after a commit, tell listeners *that* a session changed, never *what* changed.
+
+Every message is ``{"type": "wfapp.doorbell", "session_id": ..., "seq": ...}`` (a consumer
+handles it in ``wfapp_doorbell``) and goes to these groups:
+
+- ``session_group(session_id)`` (``wfapp.session.<id>``): after every commit to that run;
+- ``RUNS_GROUP`` (``wfapp.runs``): when a run is created or its status changes;
+- ``INBOX_GROUP`` (``wfapp.inbox``): when an interrupt is asked, answered or withdrawn.
+
+Listeners read what they missed from the database, so a lost doorbell loses nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+
+from channels.layers import get_channel_layer
+
+logger = logging.getLogger(__name__)
+
+DOORBELL_TYPE = "wfapp.doorbell"
+INBOX_GROUP = "wfapp.inbox"
+RUNS_GROUP = "wfapp.runs"
+_GROUP_SAFE = re.compile(r"^[A-Za-z0-9_.-]{1,60}$")
+
+
+def session_group(session_id: str) -> str:
+    """The group that hears every commit to one run (ids unsafe for group names are hashed)."""
+    if _GROUP_SAFE.match(session_id):
+        return f"wfapp.session.{session_id}"
+    return "wfapp.session.h" + hashlib.sha256(session_id.encode()).hexdigest()[:40]
+
+
+async def ring(session_id: str, seq: int, *, runs: bool = False, inbox: bool = False) -> None:
+    """Send the doorbell to the run's group, and to the runs list and inbox when they changed."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    message = {"type": DOORBELL_TYPE, "session_id": session_id, "seq": seq}
+    groups = [session_group(session_id)]
+    if runs:
+        groups.append(RUNS_GROUP)
+    if inbox:
+        groups.append(INBOX_GROUP)
+    for group in groups:
+        try:
+            await layer.group_send(group, message)
+        except Exception:
+            # The commit already happened; a listener that misses this catches up on its next read.
+            logger.warning("doorbell to %s failed", group, exc_info=True)

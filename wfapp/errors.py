@@ -1,0 +1,69 @@
+"""wfapp's errors. Callers' mistakes are ``ValueError`` subclasses and change nothing.
+
+The engine's own caller errors (``InterruptAlreadyAnswered``, ``InvalidAnswerError``,
+``UnknownInterruptError``, ``UnknownSessionError``) pass through the services unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+
+class WfappError(Exception):
+    """Root of the errors wfapp raises on purpose."""
+
+
+class BadRequest(WfappError, ValueError):
+    """The caller asked for something that cannot be done; nothing was written."""
+
+
+class UnknownWorkflowError(BadRequest):
+    def __init__(self, name: str, known: Iterable[str] = ()) -> None:
+        self.name = name
+        known = list(known)
+        hint = f"; registered: {', '.join(known)}" if known else ""
+        super().__init__(f"Unknown workflow {name!r}{hint}")
+
+
+class UnknownRunError(BadRequest):
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(f"Unknown run {session_id!r}")
+
+
+class InputValidationError(BadRequest):
+    """A start input fails the workflow's input schema; ``field_errors`` maps field to messages."""
+
+    def __init__(self, workflow: str, field_errors: Mapping[str, list[str]]) -> None:
+        self.workflow = workflow
+        self.field_errors = dict(field_errors)
+        detail = "; ".join(f"{field or '(input)'}: {', '.join(msgs)}" for field, msgs in self.field_errors.items())
+        super().__init__(f"Invalid input for workflow {workflow!r}: {detail}")
+
+
+class MalformedJSONError(BadRequest):
+    def __init__(self, what: str, detail: str) -> None:
+        super().__init__(f"Malformed JSON in {what}: {detail}")
+
+
+class PayloadTooLargeError(BadRequest):
+    def __init__(self, what: str, size: int, limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(f"{what} is {size} bytes; the limit is {limit} bytes")
+
+
+class NotAllowedError(BadRequest):
+    """The user lacks the permission the action needs."""
+
+
+class RunStateError(BadRequest):
+    """The run's status does not allow the action (retrying a run that did not fail, say)."""
+
+
+class LeaseLostError(WfappError):
+    """Another worker claimed the run; this worker must stop writing to it."""
+
+    def __init__(self, session_id: str, owner: str, epoch: int) -> None:
+        self.session_id = session_id
+        super().__init__(f"Run {session_id!r}: lease {owner}#{epoch} is no longer held")

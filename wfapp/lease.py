@@ -1,0 +1,140 @@
+"""Leases: which worker may execute (and append to) a run, fenced by an epoch.
+
+A claim is a conditional UPDATE that increments ``lease_epoch``; every append by a worker
+names its epoch, so a worker whose lease was taken over writes nothing. Owners are
+``host:pid:token``; a lease whose owner process on this host is gone is free at once,
+otherwise it is free when it expires.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from dataclasses import dataclass
+from datetime import timedelta
+from enum import Enum
+
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from .models import RunStatus, Session
+
+_HOST = socket.gethostname()
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    session_id: str
+    owner: str
+    epoch: int
+
+
+class Release(Enum):
+    RELEASED = "released"  # the run is settled; nobody holds it now
+    MORE_WORK = "more_work"  # events arrived after the last settled status: advance again
+    LOST = "lost"  # someone else claimed it
+
+
+def new_owner() -> str:
+    """A fresh owner name for this process."""
+    return f"{_HOST}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def _pid_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] in {"Z", "X"}
+    except (OSError, IndexError):
+        return False
+
+
+def owner_is_gone(owner: str) -> bool:
+    """True when ``owner`` names a process on this host that no longer runs."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != _HOST or not pid_text.isdigit() or int(pid_text) == os.getpid():
+        return False
+    return _pid_gone(int(pid_text))
+
+
+def _is_free(row: dict[str, object], now: object) -> bool:
+    owner = row["lease_owner"]
+    expires = row["lease_expires_at"]
+    return not owner or expires is None or expires <= now or owner_is_gone(str(owner))  # type: ignore[operator]
+
+
+def claim(session_id: str, owner: str, ttl: float, *, force: bool = False) -> Lease | None:
+    """Take the run's lease if it is free (or unconditionally with ``force``); None if held."""
+    now = timezone.now()
+    row = (
+        Session.objects.filter(pk=session_id)
+        .values("lease_owner", "lease_epoch", "lease_expires_at")
+        .first()
+    )
+    if row is None or (not force and not _is_free(row, now)):
+        return None
+    epoch = row["lease_epoch"] + 1
+    taken = Session.objects.filter(pk=session_id, lease_epoch=row["lease_epoch"]).update(
+        lease_owner=owner, lease_epoch=epoch, lease_expires_at=now + timedelta(seconds=ttl)
+    )
+    return Lease(session_id, owner, epoch) if taken else None
+
+
+def renew(owner: str, session_ids: list[str], ttl: float) -> set[str]:
+    """Extend the leases ``owner`` holds on these runs; return the runs it still holds."""
+    if not session_ids:
+        return set()
+    held = Session.objects.filter(pk__in=session_ids, lease_owner=owner)
+    held.update(lease_expires_at=timezone.now() + timedelta(seconds=ttl))
+    return set(held.values_list("pk", flat=True))
+
+
+def release(lease: Lease) -> Release:
+    """Give the lease up if the run is settled; otherwise say whether more work or a loss."""
+    with transaction.atomic():
+        row = (
+            Session.objects.filter(pk=lease.session_id)
+            .values("lease_owner", "lease_epoch", "last_seq", "settled_seq", "status")
+            .first()
+        )
+        if row is None or (row["lease_owner"], row["lease_epoch"]) != (lease.owner, lease.epoch):
+            return Release.LOST
+        if row["last_seq"] > row["settled_seq"] or row["status"] == RunStatus.RUNNING:
+            return Release.MORE_WORK
+        Session.objects.filter(pk=lease.session_id, lease_epoch=lease.epoch).update(
+            lease_owner=None, lease_expires_at=None
+        )
+        return Release.RELEASED
+
+
+def drop(lease: Lease) -> None:
+    """Give the lease up whatever state the run is in (it will be taken up again later)."""
+    Session.objects.filter(pk=lease.session_id, lease_owner=lease.owner, lease_epoch=lease.epoch).update(
+        lease_owner=None, lease_expires_at=None
+    )
+
+
+def drop_all(owner: str) -> int:
+    """Give up every lease ``owner`` holds (a runtime shutting down)."""
+    return Session.objects.filter(lease_owner=owner).update(lease_owner=None, lease_expires_at=None)
+
+
+def runs_needing_work(limit: int = 200) -> list[str]:
+    """Runs that some worker should advance now and that no live worker holds."""
+    now = timezone.now()
+    rows = (
+        Session.objects.filter(
+            Q(status=RunStatus.RUNNING) | Q(status=RunStatus.WAITING, last_seq__gt=F("settled_seq"))
+        )
+        .values("id", "lease_owner", "lease_expires_at")
+        .order_by("updated_at")[:limit]
+    )
+    return [row["id"] for row in rows if _is_free(row, now)]

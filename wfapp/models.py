@@ -1,0 +1,159 @@
+"""The database schema: sessions (runs), their event logs, the inbox projection, answer attempts.
+
+The event log is the source of truth; ``Session`` columns other than the lease and
+``last_seq`` and the ``Interrupt`` rows are projections the store keeps in the same
+transaction as the events they summarise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class RunStatus(models.TextChoices):
+    RUNNING = "running"
+    WAITING = "waiting"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class Session(models.Model):
+    """One run of a workflow, with the lease of the worker executing it."""
+
+    id = models.CharField(primary_key=True, max_length=64)
+    workflow = models.CharField(max_length=200, db_index=True)
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.RUNNING)
+    input = models.JSONField(null=True)
+    output = models.JSONField(null=True, blank=True)
+    error = models.JSONField(null=True, blank=True)  # {"type": ..., "message": ...}
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    # The lease: who may append, fenced by the epoch that each claim increments.
+    lease_owner = models.CharField(max_length=200, null=True, blank=True)
+    lease_epoch = models.BigIntegerField(default=0)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    last_seq = models.BigIntegerField(default=0)
+    # The seq of the last status event that ended a turn: later events (answers) need an advance.
+    settled_seq = models.BigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["status", "-updated_at"], name="wfapp_session_status"),
+            models.Index(fields=["-created_at"], name="wfapp_session_created"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.workflow} {self.id}"
+
+
+class Event(models.Model):
+    """One entry of a session's append-only log; ``data`` holds the kind's payload."""
+
+    # The (session, seq) unique index serves lookups by session: no separate index.
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="events", db_index=False)
+    seq = models.BigIntegerField()
+    kind = models.CharField(max_length=16)
+    node_path = models.CharField(max_length=1000, blank=True)
+    author = models.CharField(max_length=200, blank=True)  # the workflow, or the answering actor
+    invocation_id = models.CharField(max_length=64, blank=True)
+    timestamp = models.FloatField()
+    data = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["session", "seq"]
+        constraints = [models.UniqueConstraint(fields=["session", "seq"], name="wfapp_event_session_seq")]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}#{self.seq} {self.kind} {self.node_path}"
+
+
+class InterruptStatus(models.TextChoices):
+    PENDING = "pending"
+    ANSWERED = "answered"
+    CANCELLED = "cancelled"  # the run was cancelled or completed while it waited
+    SUPERSEDED = "superseded"  # asked again with the same id before it was answered
+
+
+class Interrupt(models.Model):
+    """The inbox: one row per interrupt request, keyed by session, interrupt id and request seq."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="interrupts")
+    interrupt_id = models.CharField(max_length=200)
+    request_seq = models.BigIntegerField()
+    workflow = models.CharField(max_length=200)
+    node_path = models.CharField(max_length=1000, blank=True)
+    message = models.TextField(blank=True)
+    payload = models.JSONField(null=True, blank=True)
+    response_schema = models.JSONField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=InterruptStatus.choices, default=InterruptStatus.PENDING)
+    answer = models.JSONField(null=True, blank=True)
+    answered_by = models.CharField(max_length=200, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    answer_seq = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        permissions = [("answer_interrupt", "Can answer interrupts")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session", "interrupt_id", "request_seq"], name="wfapp_interrupt_request"
+            ),
+            models.UniqueConstraint(
+                fields=["session", "interrupt_id"],
+                condition=Q(status="pending"),
+                name="wfapp_interrupt_one_pending",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["created_at", "id"], condition=Q(status="pending"), name="wfapp_interrupt_pending"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}/{self.interrupt_id} ({self.status})"
+
+
+class AttemptOutcome(models.TextChoices):
+    ACCEPTED = "accepted"
+    ALREADY_ANSWERED = "already_answered"
+    INVALID = "invalid"
+    REFUSED = "refused"  # the run no longer accepts answers
+
+
+class AnswerAttempt(models.Model):
+    """An append-only audit record of every answer given, accepted or refused."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="answer_attempts")
+    interrupt_id = models.CharField(max_length=200)
+    actor = models.CharField(max_length=200, blank=True)
+    value = models.JSONField(null=True)
+    outcome = models.CharField(max_length=20, choices=AttemptOutcome.choices)
+    detail = models.TextField(blank=True)
+    event_seq = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["session", "interrupt_id"], name="wfapp_attempt_interrupt")]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}/{self.interrupt_id} {self.outcome} by {self.actor or '-'}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None and not self._state.adding:
+            raise ValueError("Answer attempts are append-only; they cannot be changed.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise ValueError("Answer attempts are append-only; they cannot be deleted.")

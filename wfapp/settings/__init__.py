@@ -1,0 +1,1 @@
+"""Settings profiles: ``embedded`` (the default, one process) and ``production``."""

@@ -1,0 +1,108 @@
+"""Settings shared by both profiles. Everything comes from the environment with safe defaults."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .environment import channel_layers, database, env_list
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+DATA_DIR = Path(os.environ.get("WFAPP_DATA_DIR", BASE_DIR / "var")).resolve()
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_htmx",
+    "wfapp",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "wfapp.urls"
+ASGI_APPLICATION = "wfapp.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": database(DATA_DIR / "wfapp.sqlite3")}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+CHANNEL_LAYERS = channel_layers()
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = DATA_DIR / "static"
+STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").is_dir() else []
+
+# Requests larger than this are refused before they are parsed (answers and start forms are small).
+DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
+DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = 64 * 1024
+DAPHNE_WEBSOCKET_MAX_FRAME_SIZE = 64 * 1024
+
+# Registered workflows, as "module:attribute"; WFAPP_EXTRA_WORKFLOWS adds more without editing code.
+WFAPP_WORKFLOWS = [
+    "wfapp.demos.expense_approval:expense_approval",
+    "wfapp.demos.document_review:document_review",
+    "wfapp.demos.batch_review:batch_review",
+    *env_list("WFAPP_EXTRA_WORKFLOWS"),
+]
+# A worker holds a run's lease this long without renewing it; it renews every third of it.
+WFAPP_LEASE_SECONDS = float(os.environ.get("WFAPP_LEASE_SECONDS", "30"))
+# How often the runtime looks for runs that need taking up (crashed owners, answers given offline).
+WFAPP_SWEEP_SECONDS = float(os.environ.get("WFAPP_SWEEP_SECONDS", "5"))
+# Answers and start inputs larger than this (in bytes of JSON) are refused before parsing.
+WFAPP_MAX_ANSWER_BYTES = int(os.environ.get("WFAPP_MAX_ANSWER_BYTES", str(64 * 1024)))
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "loggers": {
+        "wfapp": {"handlers": ["console"], "level": os.environ.get("WFAPP_LOG_LEVEL", "INFO")},
+        "django": {"handlers": ["console"], "level": "WARNING"},
+    },
+}

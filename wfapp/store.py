@@ -1,0 +1,269 @@
+"""``DjangoEventStore``: the engine's event log in the database.
+
+Each operation is one synchronous transaction run through ``sync_to_async`` (Django has no
+transactions in async code). An append updates the session row first, conditionally on
+``last_seq`` (and on the lease epoch when the store holds a lease), which serialises
+writers to one run on PostgreSQL's row lock and SQLite's IMMEDIATE write lock alike; it then
+inserts the events and keeps the projections (inbox rows, status, output, error, answer
+attempts) in the same transaction. A doorbell rings after the commit.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from engine import Event, SessionInfo
+from engine.errors import (
+    ConcurrencyError,
+    InterruptAlreadyAnswered,
+    SessionExistsError,
+    UnknownInterruptError,
+    UnknownSessionError,
+)
+from engine.store import STATUSES
+
+from . import doorbell
+from .errors import LeaseLostError
+from .lease import Lease
+from .models import AnswerAttempt, AttemptOutcome, Interrupt, InterruptStatus, RunStatus, Session
+from .models import Event as EventRow
+
+# Stored in their own columns; everything else of an event goes to ``data``.
+_COLUMNS = frozenset({"seq", "session_id", "kind", "node_path", "author", "invocation_id", "timestamp"})
+_SETTLED = frozenset({RunStatus.WAITING, RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED})
+_CLOSING = frozenset({RunStatus.COMPLETED, RunStatus.CANCELLED})
+
+
+@dataclass(frozen=True, slots=True)
+class _Appended:
+    last_seq: int
+    status_changed: bool
+    inbox_changed: bool
+
+
+def event_from_row(session_id: str, row: dict[str, Any]) -> Event:
+    """Rebuild the engine's event from a row's ``values()``."""
+    return Event.model_validate(
+        row["data"]
+        | {
+            "seq": row["seq"],
+            "session_id": session_id,
+            "kind": row["kind"],
+            "node_path": row["node_path"],
+            "author": row["author"],
+            "invocation_id": row["invocation_id"],
+            "timestamp": row["timestamp"],
+        }
+    )
+
+
+def _row(session_id: str, event: Event) -> EventRow:
+    return EventRow(
+        session_id=session_id,
+        seq=event.seq,
+        kind=event.kind,
+        node_path=event.node_path,
+        author=event.author,
+        invocation_id=event.invocation_id,
+        timestamp=event.timestamp or time.time(),
+        data=event.model_dump(mode="json", exclude=set(_COLUMNS), exclude_none=True),
+    )
+
+
+class DjangoEventStore:
+    """The ``EventStore`` for Django; with a ``lease`` it only writes while the lease holds."""
+
+    def __init__(self, lease: Lease | None = None) -> None:
+        self.lease = lease
+
+    # -- the protocol ---------------------------------------------------------------------
+
+    async def create_session(self, session_id: str, workflow: str, node_input: Any) -> None:
+        await sync_to_async(self._create_session)(session_id, workflow, node_input)
+        await doorbell.ring(session_id, 0, runs=True)
+
+    async def append(self, session_id: str, events: Sequence[Event], *, expected_seq: int) -> int:
+        if not events:
+            return expected_seq
+        done = await sync_to_async(self._append)(session_id, list(events), expected_seq)
+        await doorbell.ring(session_id, done.last_seq, runs=done.status_changed, inbox=done.inbox_changed)
+        return done.last_seq
+
+    async def list_events(self, session_id: str, after_seq: int = 0) -> list[Event]:
+        return await sync_to_async(self.list_events_sync)(session_id, after_seq)
+
+    async def get_session(self, session_id: str) -> SessionInfo:
+        return await sync_to_async(self.get_session_sync)(session_id)
+
+    async def set_status(self, session_id: str, status: str) -> None:
+        if status not in STATUSES:
+            raise ValueError(f"unknown status {status!r}; expected one of {STATUSES}")
+        last_seq = await sync_to_async(self._set_status)(session_id, status)
+        await doorbell.ring(session_id, last_seq, runs=True)
+
+    # -- synchronous bodies (each one transaction) ---------------------------------------------
+
+    def _scoped(self, session_id: str) -> Any:
+        rows = Session.objects.filter(pk=session_id)
+        if self.lease is not None and self.lease.session_id == session_id:
+            rows = rows.filter(lease_owner=self.lease.owner, lease_epoch=self.lease.epoch)
+        return rows
+
+    def _refusal(self, session_id: str, expected_seq: int | None = None) -> Exception:
+        """Why a conditional update of the session row matched nothing."""
+        row = Session.objects.filter(pk=session_id).values("last_seq", "lease_owner", "lease_epoch").first()
+        if row is None:
+            return UnknownSessionError(session_id)
+        lease = self.lease
+        if lease is not None and lease.session_id == session_id and (
+            (row["lease_owner"], row["lease_epoch"]) != (lease.owner, lease.epoch)
+        ):
+            return LeaseLostError(session_id, lease.owner, lease.epoch)
+        return ConcurrencyError(session_id, expected_seq if expected_seq is not None else -1, row["last_seq"])
+
+    def _create_session(self, session_id: str, workflow: str, node_input: Any) -> None:
+        lease = self.lease
+        with transaction.atomic():
+            if lease is not None and lease.session_id == session_id:
+                # A worker adopts the run it reserved (created empty and leased) before starting it.
+                if self._scoped(session_id).filter(last_seq=0, workflow=workflow).exists():
+                    return
+            try:
+                with transaction.atomic():
+                    Session.objects.create(id=session_id, workflow=workflow, input=node_input)
+            except IntegrityError:
+                raise SessionExistsError(session_id) from None
+
+    def _append(self, session_id: str, events: list[Event], expected_seq: int) -> _Appended:
+        for offset, event in enumerate(events, start=1):
+            if event.seq != expected_seq + offset:
+                raise ValueError(f"event seq {event.seq} should be {expected_seq + offset}")
+        last_seq = expected_seq + len(events)
+        updates: dict[str, Any] = {"last_seq": last_seq, "updated_at": timezone.now()}
+        for event in events:
+            if event.kind == "status" and event.status:
+                updates["status"] = event.status
+                if event.status in _SETTLED:
+                    updates["settled_seq"] = event.seq
+                if event.status == RunStatus.COMPLETED:
+                    updates["output"] = Event(output=event.output).model_dump(mode="json")["output"]
+                if event.status == RunStatus.FAILED and event.error is not None:
+                    updates["error"] = event.error.model_dump(mode="json")
+        with transaction.atomic():
+            if not self._scoped(session_id).filter(last_seq=expected_seq).update(**updates):
+                raise self._refusal(session_id, expected_seq)
+            EventRow.objects.bulk_create([_row(session_id, event) for event in events])
+            inbox_changed = self._project_interrupts(session_id, events, updates.get("status"))
+        return _Appended(last_seq, "status" in updates, inbox_changed)
+
+    def _project_interrupts(self, session_id: str, events: list[Event], status: str | None) -> bool:
+        changed = False
+        workflow: str | None = None
+        for event in events:
+            if event.kind == "interrupt" and event.interrupt is not None:
+                ask = event.interrupt
+                if workflow is None:
+                    workflow = Session.objects.values_list("workflow", flat=True).get(pk=session_id)
+                Interrupt.objects.filter(
+                    session_id=session_id, interrupt_id=ask.id, status=InterruptStatus.PENDING
+                ).update(status=InterruptStatus.SUPERSEDED)
+                Interrupt.objects.create(
+                    session_id=session_id,
+                    interrupt_id=ask.id,
+                    request_seq=event.seq,
+                    workflow=workflow,
+                    node_path=ask.node_path or event.node_path,
+                    message=ask.message or "",
+                    payload=ask.model_dump(mode="json")["payload"],
+                    response_schema=ask.response_schema,
+                )
+                changed = True
+            elif event.kind == "answer" and event.answer is not None:
+                self._record_answer(session_id, event)
+                changed = True
+        if status in _CLOSING:
+            changed |= bool(
+                Interrupt.objects.filter(session_id=session_id, status=InterruptStatus.PENDING).update(
+                    status=InterruptStatus.CANCELLED
+                )
+            )
+        return changed
+
+    def _record_answer(self, session_id: str, event: Event) -> None:
+        """First answer wins: only a pending row turns answered, in the append's transaction."""
+        answer = event.answer
+        assert answer is not None
+        actor = answer.actor or event.author
+        value = answer.model_dump(mode="json")["value"]
+        answered = Interrupt.objects.filter(
+            session_id=session_id, interrupt_id=answer.interrupt_id, status=InterruptStatus.PENDING
+        ).update(
+            status=InterruptStatus.ANSWERED,
+            answer=value,
+            answered_by=actor,
+            answered_at=timezone.now(),
+            answer_seq=event.seq,
+        )
+        if not answered:
+            first = (
+                Interrupt.objects.filter(
+                    session_id=session_id, interrupt_id=answer.interrupt_id, status=InterruptStatus.ANSWERED
+                )
+                .order_by("-request_seq")
+                .values("answered_by", "answered_at")
+                .first()
+            )
+            if first is None:
+                raise UnknownInterruptError(session_id, [answer.interrupt_id])
+            raise InterruptAlreadyAnswered(answer.interrupt_id, first["answered_by"], first["answered_at"])
+        AnswerAttempt.objects.create(
+            session_id=session_id,
+            interrupt_id=answer.interrupt_id,
+            actor=actor,
+            value=value,
+            outcome=AttemptOutcome.ACCEPTED,
+            event_seq=event.seq,
+        )
+
+    def list_events_sync(self, session_id: str, after_seq: int = 0, limit: int | None = None) -> list[Event]:
+        """The events after ``after_seq``, in order (at most ``limit`` of them)."""
+        rows = (
+            EventRow.objects.filter(session_id=session_id, seq__gt=after_seq)
+            .order_by("seq")
+            .values("seq", "kind", "node_path", "author", "invocation_id", "timestamp", "data")
+        )
+        if limit is not None:
+            rows = rows[:limit]
+        events = [event_from_row(session_id, row) for row in rows]
+        if not events and not Session.objects.filter(pk=session_id).exists():
+            raise UnknownSessionError(session_id)
+        return events
+
+    def get_session_sync(self, session_id: str) -> SessionInfo:
+        """What the store knows about a run besides its events."""
+        try:
+            row = Session.objects.get(pk=session_id)
+        except Session.DoesNotExist:
+            raise UnknownSessionError(session_id) from None
+        return SessionInfo(
+            session_id=row.pk,
+            workflow=row.workflow,
+            status=row.status,
+            last_seq=row.last_seq,
+            input=row.input,
+            created_at=row.created_at.timestamp(),
+            updated_at=row.updated_at.timestamp(),
+        )
+
+    def _set_status(self, session_id: str, status: str) -> int:
+        with transaction.atomic():
+            if not self._scoped(session_id).update(status=status, updated_at=timezone.now()):
+                raise self._refusal(session_id)
+            return Session.objects.values_list("last_seq", flat=True).get(pk=session_id)
