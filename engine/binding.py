@@ -66,6 +66,13 @@ def read_signature(func: Callable[..., Any], node_name: str, context_type: type)
     return Signature(plan, input_name, input_type, output_type, check)
 
 
+def describe_errors(error: ValidationError) -> str:
+    """Pydantic's errors as ``field: message`` pairs."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in item['loc']) or '(input)'}: {item['msg']}" for item in error.errors()
+    )
+
+
 def bind(signature: Signature, node_name: str, ctx: Any, node_input: Any) -> dict[str, Any]:
     """Build the keyword arguments for one call."""
     kwargs: dict[str, Any] = {}
@@ -78,8 +85,9 @@ def bind(signature: Signature, node_name: str, ctx: Any, node_input: Any) -> dic
                 try:
                     node_input = check(node_input)
                 except ValidationError as error:
+                    wanted = getattr(signature.input_type, "__name__", signature.input_type)
                     raise WorkflowError(
-                        f"Node '{node_name}': input does not match {getattr(signature.input_type, '__name__', signature.input_type)}: {error}"
+                        f"Node '{node_name}': input does not match {wanted}: {describe_errors(error)}"
                     ) from error
             kwargs[name] = node_input
         else:

@@ -128,14 +128,20 @@ class _Scheduler:
 
     async def run(self, node_input: Any) -> list[tuple[str, Any]]:
         self._trigger(START, node_input, None)
-        while True:
-            self._start_ready()
-            if not self.running:
-                break
-            done, _ = await asyncio.wait(self.running, return_when=asyncio.FIRST_COMPLETED)
-            for task in [task for task in self.running if task in done]:
-                node = self.running.pop(task)
-                self._settle(node, task.result())
+        try:
+            while True:
+                self._start_ready()
+                if not self.running:
+                    break
+                done, _ = await asyncio.wait(self.running, return_when=asyncio.FIRST_COMPLETED)
+                for task in [task for task in self.running if task in done]:
+                    node = self.running.pop(task)
+                    self._settle(node, task.result())
+        except BaseException:
+            for task in self.running:
+                task.cancel()
+            await asyncio.gather(*self.running, return_exceptions=True)
+            raise
         if self.failure is not None:
             raise self.failure
         if self.interrupts:
