@@ -1,0 +1,171 @@
+"""The server-rendered workflow graph: every node and route label, escaping, status classes."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from wfapp.web.graph_layout import crossings, layout
+from wfapp.web.graph_svg import render_graph, render_node
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def edge(source: str, target: str, *routes: object) -> dict:
+    return {"source": source, "target": target, "routes": list(routes)}
+
+
+EXPENSE = {
+    "name": "expense_approval",
+    "description": "Approve expenses",
+    "input_schema": None,
+    "nodes": [
+        {"name": "START", "kind": "start", "terminal": False},
+        {"name": "classify", "kind": "function", "terminal": False},
+        {"name": "auto_approve", "kind": "function", "terminal": True},
+        {"name": "manager", "kind": "function", "terminal": False},
+        {"name": "finance", "kind": "function", "terminal": False},
+        {"name": "combine", "kind": "join", "terminal": False},
+        {"name": "decide", "kind": "function", "terminal": True},
+    ],
+    "edges": [
+        edge("START", "classify"),
+        edge("classify", "auto_approve", "small"),
+        edge("classify", "manager", "medium", "large"),
+        edge("classify", "finance", "large"),
+        edge("manager", "combine"),
+        edge("finance", "combine"),
+        edge("manager", "decide", "__DEFAULT__"),
+        edge("combine", "decide"),
+    ],
+}
+
+LOOP = {
+    "name": "review",
+    "nodes": [
+        {"name": "START", "kind": "start", "terminal": False},
+        {"name": "draft", "kind": "function", "terminal": False},
+        {"name": "review", "kind": "function", "terminal": False},
+        {"name": "publish", "kind": "function", "terminal": True},
+    ],
+    "edges": [
+        edge("START", "draft"),
+        edge("draft", "review"),
+        edge("review", "draft", "rejected"),
+        edge("review", "publish", "approved"),
+        edge("review", "review", "retry"),
+    ],
+}
+
+
+def parse(svg: str) -> ET.Element:
+    return ET.fromstring(svg)
+
+
+def nodes(root: ET.Element) -> dict[str, ET.Element]:
+    return {g.get("data-node"): g for g in root.iter(f"{SVG}g") if g.get("data-node")}
+
+
+def texts(root: ET.Element) -> list[str]:
+    return ["".join(t.itertext()) for t in root.iter(f"{SVG}text")]
+
+
+def test_every_node_and_route_label_appears() -> None:
+    root = parse(render_graph(EXPENSE))
+    assert set(nodes(root)) == {n["name"] for n in EXPENSE["nodes"]}
+    labels = texts(root)
+    for label in ("small", "medium, large", "large", "default"):
+        assert label in labels
+    assert "__DEFAULT__" not in render_graph(EXPENSE)
+    assert len(root.findall(f".//{SVG}path[@marker-end]")) == len(EXPENSE["edges"])
+
+
+def test_every_node_has_an_accessible_title_and_a_status_class() -> None:
+    root = parse(render_graph(EXPENSE, {"classify": "completed", "manager": "waiting", "finance": "running"}))
+    found = nodes(root)
+    assert found["classify"].get("class") == "node kind-function status-completed"
+    assert "status-waiting" in found["manager"].get("class")
+    assert "status-running" in found["finance"].get("class")
+    assert "status-pending" in found["combine"].get("class")
+    assert "terminal" in found["decide"].get("class")
+    assert found["manager"].find(f"{SVG}title").text == "manager (function): waiting"
+    assert root.find(f"{SVG}title").text == "Graph of expense_approval"
+
+
+def test_unknown_status_shows_as_pending() -> None:
+    found = nodes(parse(render_graph(EXPENSE, {"classify": "<b>"})))
+    assert "status-pending" in found["classify"].get("class")
+
+
+def test_layers_follow_longest_paths_from_start() -> None:
+    plan = layout(EXPENSE)
+    assert plan.layers[0] == ["START"]
+    assert plan.layer_of["combine"] == 3
+    assert plan.layer_of["decide"] == 4  # below combine, not beside manager
+
+
+def test_loops_are_back_edges_drawn_as_curves() -> None:
+    plan = layout(LOOP)
+    assert plan.back_edges == {("review", "draft"), ("review", "review")}
+    assert [plan.layer_of[n] for n in ("START", "draft", "review", "publish")] == [0, 1, 2, 3]
+    root = parse(render_graph(LOOP))
+    back = [g for g in root.iter(f"{SVG}g") if g.get("class") == "edge back"]
+    assert {(g.get("data-source"), g.get("data-target")) for g in back} == plan.back_edges
+    assert {"rejected", "approved", "retry"} <= set(texts(root))
+
+
+def test_barycenter_removes_avoidable_crossings() -> None:
+    crossed = {
+        "name": "x",
+        "nodes": [{"name": n, "kind": "function", "terminal": False} for n in ("START", "a", "b", "c", "d")],
+        "edges": [edge("START", "a"), edge("START", "b"), edge("a", "d"), edge("b", "c")],
+    }
+    plan = layout(crossed)
+    pairs = [(e["source"], e["target"]) for e in crossed["edges"]]
+    assert crossings(plan.layers, pairs) == 0
+
+
+def test_text_is_escaped() -> None:
+    evil = {
+        "name": "<script>alert(1)</script>",
+        "nodes": [
+            {"name": "START", "kind": "start", "terminal": False},
+            {"name": 'a"><script>x</script>', "kind": "function", "terminal": True},
+        ],
+        "edges": [edge("START", 'a"><script>x</script>', "<img src=x onerror=alert(1)>")],
+    }
+    svg = render_graph(evil)
+    assert "<script" not in svg and "<img" not in svg
+    root = parse(svg)
+    assert 'a"><script>x</script>' in nodes(root)
+    titles = ["".join(t.itertext()) for t in root.iter(f"{SVG}title")]
+    assert 'START → a"><script>x</script> when <img src=x onerror=alert(1)>' in titles
+    assert any(t.startswith("<img src=x") for t in texts(root))
+
+
+def test_dynamic_children_show_under_their_parent() -> None:
+    kids = {
+        "manager": [{"path": f"expense@1/manager@1/check@{i}", "status": "completed"} for i in range(1, 11)]
+    }
+    kids["manager"][0]["status"] = "failed"
+    root = parse(render_graph(EXPENSE, children=kids))
+    manager = nodes(root)["manager"]
+    rows = [g for g in manager.iter(f"{SVG}g") if g.get("data-path")]
+    assert len(rows) == 8
+    assert rows[0].get("class") == "child status-failed"
+    assert "check@1" in texts(manager)
+    assert "+2 more" in texts(manager)
+
+
+def test_a_single_node_swaps_out_of_band_in_place() -> None:
+    statuses = {"manager": "waiting"}
+    full = render_graph(EXPENSE, statuses, id_prefix="run-graph")
+    node = render_node(EXPENSE, "manager", {"manager": "completed"}, id_prefix="run-graph")
+    wrapper = parse(node.replace("<svg ", f'<svg xmlns="{SVG[1:-1]}" ', 1))
+    assert wrapper.get("hx-swap-oob") == "true"
+    same_id = re.search(rf'<svg id="{wrapper.get("id")}" class="node-wrap"[^>]*>(.*?)</svg>', full)
+    assert same_id is not None
+    old = parse(f'<svg xmlns="http://www.w3.org/2000/svg">{same_id.group(1)}</svg>')
+    new_g, old_g = nodes(wrapper)["manager"], nodes(old)["manager"]
+    assert "status-completed" in new_g.get("class") and "status-waiting" in old_g.get("class")
+    assert new_g.find(f"{SVG}rect").attrib == old_g.find(f"{SVG}rect").attrib
