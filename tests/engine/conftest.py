@@ -1,0 +1,82 @@
+"""Shared fixtures for the engine tests: a store, and a reader that folds a session's log."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from engine import Event, InMemoryEventStore, Runner
+
+
+@dataclass
+class Log:
+    """A session's stored events, with the questions tests ask of them."""
+
+    events: list[Event]
+
+    def of_kind(self, *kinds: str) -> list[Event]:
+        return [event for event in self.events if event.kind in kinds]
+
+    def kinds(self) -> list[str]:
+        return [event.kind for event in self.events]
+
+    def started(self) -> list[str]:
+        """The node paths that began an execution, in log order (the root included)."""
+        return [event.node_path for event in self.of_kind("started")]
+
+    def started_count(self, path_suffix: str) -> int:
+        """How many executions began at a path ending with ``path_suffix``."""
+        return sum(1 for path in self.started() if path.endswith(path_suffix))
+
+    def outputs(self) -> dict[str, Any]:
+        """Node path -> output, for every event that carries an output (status events aside)."""
+        return {
+            event.node_path: event.output
+            for event in self.events
+            if event.output is not None and event.kind != "status"
+        }
+
+    def output_events(self) -> list[Event]:
+        return [e for e in self.events if e.output is not None and e.kind != "status"]
+
+    def errors(self) -> list[Event]:
+        return self.of_kind("error")
+
+    def status(self) -> list[str | None]:
+        return [event.status for event in self.of_kind("status")]
+
+    def routes(self) -> dict[str, Any]:
+        return {event.node_path: event.route for event in self.events if event.route is not None}
+
+    def state(self) -> dict[str, Any]:
+        """The session state folded from every state delta in the log."""
+        folded: dict[str, Any] = {}
+        for event in self.events:
+            if event.state:
+                folded.update(event.state)
+        return folded
+
+
+@pytest.fixture
+def store() -> InMemoryEventStore:
+    return InMemoryEventStore()
+
+
+@pytest.fixture
+def read_log() -> Callable[[Runner, str], Awaitable[Log]]:
+    """``await read_log(runner, session_id)`` returns the session's ``Log``."""
+
+    async def read(runner: Runner, session_id: str) -> Log:
+        return Log(list(await runner.store.list_events(session_id)))
+
+    return read
+
+
+@pytest.fixture
+def calls() -> Counter[str]:
+    """Execution counters: a node does ``calls[name] += 1`` each time its code runs."""
+    return Counter()
