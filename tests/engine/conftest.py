@@ -1,4 +1,4 @@
-"""Shared fixtures for the engine tests."""
+"""Shared fixtures for the engine tests: a store, and a reader that folds a session's log."""
 
 from __future__ import annotations
 
@@ -9,54 +9,56 @@ from typing import Any
 
 import pytest
 
-from engine import Event, EventStore, InMemoryEventStore
+from engine import Event, InMemoryEventStore, Runner
 
 
-@dataclass(frozen=True)
+@dataclass
 class Log:
-    """A session's stored events with the look-ups dynamic-workflow tests need."""
+    """A session's stored events, with the questions tests ask of them."""
 
     events: list[Event]
 
-    def of(self, kind: str) -> list[Event]:
-        return [event for event in self.events if event.kind == kind]
+    def of_kind(self, *kinds: str) -> list[Event]:
+        return [event for event in self.events if event.kind in kinds]
+
+    def kinds(self) -> list[str]:
+        return [event.kind for event in self.events]
 
     def started(self) -> list[str]:
-        """Node paths in the order their executions started."""
-        return [event.node_path for event in self.of("started")]
+        """The node paths that began an execution, in log order (the root included)."""
+        return [event.node_path for event in self.of_kind("started")]
 
-    def starts(self, path: str) -> int:
-        """How many executions of ``path`` the log records."""
-        return sum(1 for event in self.of("started") if event.node_path == path)
+    def started_count(self, path_suffix: str) -> int:
+        """How many executions began at a path ending with ``path_suffix``."""
+        return sum(1 for path in self.started() if path.endswith(path_suffix))
 
     def outputs(self) -> dict[str, Any]:
-        """Node path -> the last output recorded at that path."""
+        """Node path -> output, for every event that carries an output (status events aside)."""
         return {
             event.node_path: event.output
             for event in self.events
-            if event.output is not None and event.kind in ("output", "completed")
+            if event.output is not None and event.kind != "status"
         }
 
-    def output_event(self, path: str) -> Event:
-        (event,) = [
-            e for e in self.events
-            if e.node_path == path and e.output is not None and e.kind in ("output", "completed")
-        ]
-        return event
+    def output_events(self) -> list[Event]:
+        return [e for e in self.events if e.output is not None and e.kind != "status"]
 
-    def after(self, seq: int) -> Log:
-        """The events appended after ``seq`` (what one turn wrote)."""
-        return Log([event for event in self.events if event.seq > seq])
+    def errors(self) -> list[Event]:
+        return self.of_kind("error")
 
-    @property
-    def last_seq(self) -> int:
-        return self.events[-1].seq if self.events else 0
+    def status(self) -> list[str | None]:
+        return [event.status for event in self.of_kind("status")]
 
+    def routes(self) -> dict[str, Any]:
+        return {event.node_path: event.route for event in self.events if event.route is not None}
 
-@pytest.fixture
-def counts() -> Counter[str]:
-    """Execution counters: nodes do ``counts[name] += 1`` each time their body runs."""
-    return Counter()
+    def state(self) -> dict[str, Any]:
+        """The session state folded from every state delta in the log."""
+        folded: dict[str, Any] = {}
+        for event in self.events:
+            if event.state:
+                folded.update(event.state)
+        return folded
 
 
 @pytest.fixture
@@ -65,10 +67,31 @@ def store() -> InMemoryEventStore:
 
 
 @pytest.fixture
-def read_log() -> Callable[[EventStore, str], Awaitable[Log]]:
-    """``await read_log(store, session_id)`` returns the session's ``Log``."""
+def read_log() -> Callable[[Runner, str], Awaitable[Log]]:
+    """``await read_log(runner, session_id)`` returns the session's ``Log``."""
 
-    async def read(store: EventStore, session_id: str) -> Log:
-        return Log(list(await store.list_events(session_id)))
+    async def read(runner: Runner, session_id: str) -> Log:
+        return Log(list(await runner.store.list_events(session_id)))
 
     return read
+
+
+@pytest.fixture
+def calls() -> Counter[str]:
+    """Execution counters: a node does ``calls[name] += 1`` each time its code runs."""
+    return Counter()
+
+
+@pytest.fixture
+def turns() -> Callable[[Log], list[Log]]:
+    """``turns(log)`` splits a log into the turns that wrote it (each ends with a status event)."""
+
+    def split(log: Log) -> list[Log]:
+        parts: list[Log] = [Log([])]
+        for event in log.events:
+            parts[-1].events.append(event)
+            if event.kind == "status":
+                parts.append(Log([]))
+        return [part for part in parts if part.events]
+
+    return split
