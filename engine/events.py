@@ -107,3 +107,23 @@ class RequestInput(BaseModel):
     response_schema: Any = None
     payload: Any = None
     interrupt_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+
+
+_EVENT_DEFAULTS = {name: info.default for name, info in Event.model_fields.items()}
+
+
+def stored_event(fields: dict[str, Any]) -> Event:
+    """Build an ``Event`` from engine-made fields without validating them again.
+
+    The engine builds every field from checked values, and this runs once per event on
+    the hot path, where pydantic's ``model_construct`` costs several times more.
+    """
+    event = object.__new__(Event)
+    values = dict(_EVENT_DEFAULTS)
+    values.update(fields)
+    object.__setattr__(event, "__dict__", values)
+    object.__setattr__(event, "__pydantic_fields_set__", set(fields))
+    object.__setattr__(event, "__pydantic_extra__", None)
+    object.__setattr__(event, "__pydantic_private__", None)
+    return event
+

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .errors import ConfigurationError
 from .events import DEFAULT_ROUTE, Route
-from .nodes import START, BaseNode, FunctionNode, JoinNode
+from .nodes import START, BaseNode, JoinNode, as_node
 
 RouteKey = tuple[type, Any]
 
@@ -84,25 +84,14 @@ class Graph:
         return self.outgoing[START.name].always if START.name in self.outgoing else []
 
 
-class _Wrapper:
-    """Wraps bare functions in ``FunctionNode``s, one node per function object."""
-
-    def __init__(self) -> None:
-        self._made: dict[int, tuple[Any, BaseNode]] = {}
-
-    def __call__(self, item: Any) -> BaseNode:
-        if isinstance(item, BaseNode):
-            return item
-        if isinstance(item, str) and item == "START":
-            return START
-        if callable(item):
-            made = self._made.get(id(item))
-            if made is None:
-                made = self._made[id(item)] = (item, FunctionNode(item))
-            return made[1]
-        raise ConfigurationError(
-            f"{item!r} cannot be a node: use a function, a node, START, a tuple or a routing dict"
-        )
+def _as_graph_node(item: Any) -> BaseNode:
+    if isinstance(item, str) and item == "START":
+        return START
+    if isinstance(item, BaseNode) or callable(item):
+        return as_node(item)
+    raise ConfigurationError(
+        f"{item!r} cannot be a node: use a function, a node, START, a tuple or a routing dict"
+    )
 
 
 def _normalize_routes(route: Any) -> tuple[Route, ...]:
@@ -115,25 +104,24 @@ def _normalize_routes(route: Any) -> tuple[Route, ...]:
 
 def expand(edges: Iterable[Any]) -> list[Link]:
     """Turn chain tuples and ``Edge`` objects into a flat list of links."""
-    wrap = _Wrapper()
     links: list[Link] = []
     for item in edges:
         if isinstance(item, Edge):
             links.append(Link(item.from_node, item.to_node, _normalize_routes(item.route), "Edge"))
         elif isinstance(item, tuple | list):
-            links.extend(_chain(item, wrap))
+            links.extend(_chain(item))
         else:
             raise ConfigurationError(f"edges must hold chain tuples or Edge objects, not {item!r}")
     return links
 
 
-def _group(element: Any, wrap: _Wrapper) -> list[BaseNode]:
+def _group(element: Any) -> list[BaseNode]:
     if isinstance(element, tuple | list):
-        return [wrap(member) for member in element]
-    return [wrap(element)]
+        return [_as_graph_node(member) for member in element]
+    return [_as_graph_node(element)]
 
 
-def _chain(items: Sequence[Any], wrap: _Wrapper) -> list[Link]:
+def _chain(items: Sequence[Any]) -> list[Link]:
     links: list[Link] = []
     previous: list[BaseNode] | None = None
     for element in items:
@@ -143,7 +131,7 @@ def _chain(items: Sequence[Any], wrap: _Wrapper) -> list[Link]:
             merged: dict[tuple[int, int], Link] = {}
             exits: list[BaseNode] = []
             for route, target in element.items():
-                for node in _group(target, wrap):
+                for node in _group(target):
                     if node not in exits:
                         exits.append(node)
                     for source in previous:
@@ -154,7 +142,7 @@ def _chain(items: Sequence[Any], wrap: _Wrapper) -> list[Link]:
             links.extend(merged.values())
             previous = exits
         else:
-            entries = _group(element, wrap)
+            entries = _group(element)
             if previous is not None:
                 links.extend(Link(source, target) for source in previous for target in entries)
             previous = entries

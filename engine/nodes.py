@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import weakref
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
@@ -182,12 +183,25 @@ def _is_signal(value: BaseModel) -> bool:
     return isinstance(value, Event | RequestInput)
 
 
+_wrapped: weakref.WeakKeyDictionary[Callable[..., Any], FunctionNode] = weakref.WeakKeyDictionary()
+
+
 def as_node(node_like: Any) -> BaseNode:
-    """Return ``node_like`` as a node, wrapping a plain function in a ``FunctionNode``."""
+    """Return ``node_like`` as a node, wrapping a plain function in a ``FunctionNode``.
+
+    A function gets one wrapper, reused wherever it appears, so it is the same node in
+    every edge and every ``ctx.run_node`` call.
+    """
     if isinstance(node_like, BaseNode):
         return node_like
     if callable(node_like):
-        return FunctionNode(node_like)
+        try:
+            made = _wrapped.get(node_like)
+        except TypeError:  # not weak-referenceable (a builtin, say): wrap every time
+            return FunctionNode(node_like)
+        if made is None:
+            made = _wrapped[node_like] = FunctionNode(node_like)
+        return made
     raise ConfigurationError(f"{node_like!r} is not a node or a function")
 
 

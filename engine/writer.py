@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .events import Event
+from .events import Event, stored_event
 from .replay import ReplayIndex
 from .store import EventStore
 
@@ -81,7 +81,7 @@ class LogWriter:
                 item["seq"] = seq
                 item["session_id"] = session_id
                 item["invocation_id"] = invocation_id
-                events.append(Event.model_construct(**item))
+                events.append(stored_event(item))
             try:
                 await self._store.append(session_id, events, expected_seq=expected)
             except BaseException as error:
