@@ -1,0 +1,196 @@
+"""Measure W1-W6s on our engine, google-adk and LangGraph side by side, plus the floor.
+
+    .venv/bin/python bench/run.py              # everything: writes bench/results.json, bench/RESULTS.md
+    .venv/bin/python bench/run.py --tiny       # small sizes, our engine and the floor (CI)
+    .venv/bin/python bench/run.py --only adk --workloads W1,W3
+
+Run it with the project's interpreter: our engine and the floor run there; the peers run in
+``bench/.peers-venv``, created on the same Python and filled from PyPI on first use (their code
+is never copied into the project). Each (engine, workload, store) runs in a subprocess of its
+own: one warm-up, then ``--runs`` timed runs whose results are checked before they count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench import report, summary  # noqa: E402
+from bench.common import FULL_SIZES, TINY_SIZES, WORKLOADS, machine  # noqa: E402
+
+BENCH = ROOT / "bench"
+PEERS_VENV = BENCH / ".peers-venv"
+PEERS_REQUIREMENTS = BENCH / "peers-requirements.txt"
+PEERS = ("adk", "langgraph")
+ENGINES = ("floor", "ours", *PEERS)
+
+# Which stores each engine is measured on, and for which workloads. The peers' SQLite stores
+# are measured where BENCHMARKS.md compares them (W1 and W3 against the Django store, W6 on
+# ADK's store, W6s against LangGraph's); --sqlite-all measures every workload there.
+STORES: dict[str, dict[str, tuple[str, ...]]] = {
+    "floor": {"memory": WORKLOADS},
+    "ours": {"memory": WORKLOADS},
+    "adk": {"memory": WORKLOADS, "sqlite": ("W1", "W3", "W6")},
+    "langgraph": {"memory": WORKLOADS, "sqlite": ("W1", "W3", "W6", "W6s")},
+}
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def peers_python() -> Path:
+    return PEERS_VENV / "bin" / "python"
+
+
+def ensure_peers_venv() -> Path:
+    """Create the peers' virtualenv on this interpreter and install the pinned peers into it."""
+    py = peers_python()
+    wanted = hashlib.sha256(PEERS_REQUIREMENTS.read_bytes() + sys.version.encode()).hexdigest()
+    stamp = PEERS_VENV / ".installed"
+    if py.exists() and stamp.exists() and stamp.read_text() == wanted:
+        return py
+    if not py.exists():
+        log(f"creating {PEERS_VENV.relative_to(ROOT)} with {sys.executable}")
+        subprocess.run([sys.executable, "-m", "venv", str(PEERS_VENV)], check=True)
+    log("installing the peers from PyPI (google-adk, LangGraph, SQLite drivers) ...")
+    for cmd in (
+        [str(py), "-m", "pip", "install", "--quiet", "--upgrade", "pip"],
+        [str(py), "-m", "pip", "install", "--quiet", "-r", str(PEERS_REQUIREMENTS)],
+    ):
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            log(done.stdout[-4000:] + done.stderr[-4000:])
+            raise SystemExit(f"installing the peers failed: {' '.join(cmd)}")
+    stamp.write_text(wanted)
+    return py
+
+
+def plan(args: argparse.Namespace) -> list[tuple[str, str, str]]:
+    engines = args.only or (("floor", "ours") if args.tiny else ENGINES)
+    workloads = args.workloads or WORKLOADS
+    configs = []
+    for workload in WORKLOADS:
+        if workload not in workloads:
+            continue
+        for engine in ENGINES:
+            if engine not in engines:
+                continue
+            for store, covered in STORES[engine].items():
+                if args.stores and store not in args.stores:
+                    continue
+                if workload in covered or (args.sqlite_all and store == "sqlite"):
+                    configs.append((engine, workload, store))
+    return configs
+
+
+def run_config(python: Path, engine: str, workload: str, store: str, size: dict[str, int],
+               args: argparse.Namespace) -> dict[str, Any]:
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        out = f.name
+    cmd = [str(python), "-m", "bench.worker", engine, workload, store, json.dumps(size), out,
+           "--runs", str(args.runs), "--warmup", str(args.warmup)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
+    try:
+        done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=args.timeout)
+        try:
+            with open(out) as fh:
+                result: dict[str, Any] = json.load(fh)
+        except (OSError, ValueError):
+            result = {"engine": engine, "workload": workload, "store": store, "size": size,
+                      "error": f"worker exited {done.returncode} without results",
+                      "traceback": done.stderr[-4000:]}
+    except subprocess.TimeoutExpired:
+        result = {"engine": engine, "workload": workload, "store": store, "size": size,
+                  "error": f"timed out after {args.timeout} s"}
+    finally:
+        Path(out).unlink(missing_ok=True)
+    return result
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--tiny", action="store_true", help="small sizes; our engine and the floor only (CI)")
+    p.add_argument("--only", type=lambda s: tuple(s.split(",")), help=f"engines, comma-separated: {','.join(ENGINES)}")
+    p.add_argument("--workloads", type=lambda s: tuple(s.split(",")), help="e.g. W1,W3,W6s")
+    p.add_argument("--stores", type=lambda s: tuple(s.split(",")), help="e.g. memory or sqlite")
+    p.add_argument("--sqlite-all", action="store_true", help="measure every workload on the peers' SQLite stores")
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--warmup", type=int, default=1)
+    p.add_argument("--timeout", type=int, default=1800, help="seconds per configuration")
+    p.add_argument("--out", type=Path, help="results file (default bench/results.json, bench/results-tiny.json with --tiny)")
+    p.add_argument("--strict", action="store_true", help="exit non-zero when a configuration fails its check")
+    args = p.parse_args(argv)
+    for engine in args.only or ():
+        if engine not in ENGINES:
+            p.error(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
+    for workload in args.workloads or ():
+        if workload not in WORKLOADS:
+            p.error(f"unknown workload {workload!r}; choose from {', '.join(WORKLOADS)}")
+    if args.out is None:
+        args.out = BENCH / ("results-tiny.json" if args.tiny else "results.json")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    configs = plan(args)
+    if not configs:
+        raise SystemExit("nothing to measure with these filters")
+    needs_peers = any(engine in PEERS for engine, _, _ in configs)
+    python_for = {"floor": Path(sys.executable), "ours": Path(sys.executable)}
+    if needs_peers:
+        peers = ensure_peers_venv()
+        python_for.update(adk=peers, langgraph=peers)
+    sizes = TINY_SIZES if args.tiny else FULL_SIZES
+    started = time.time()
+    results = []
+    for i, (engine, workload, store) in enumerate(configs, 1):
+        t0 = time.perf_counter()
+        result = run_config(python_for[engine], engine, workload, store, sizes[workload], args)
+        results.append(summary.summarize(result))
+        row = results[-1]
+        shown = f"median {row['median_s'] * 1e3:.1f} ms" if row["ok"] else f"FAILED: {row['error']}"
+        log(f"[{i}/{len(configs)}] {engine:9} {workload:4} {store:7} {shown}  ({time.perf_counter() - t0:.0f} s)")
+    doc = {
+        "schema": 1,
+        "generated_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "command": " ".join(["bench/run.py", *(argv if argv is not None else sys.argv[1:])]),
+        "mode": "tiny" if args.tiny else "full",
+        "runs": args.runs,
+        "warmup": args.warmup,
+        "duration_s": round(time.time() - started, 1),
+        "machine": machine(),
+        "sizes": {w: sizes[w] for w in WORKLOADS},
+        "versions": summary.versions(results),
+        "configs": results,
+        # Filled by later benchmarks: the Django store runs as engine "ours" with stores
+        # "django-sqlite"/"django-postgres" in "configs"; the dashboard figures go here.
+        "dashboard": None,
+    }
+    doc["targets"] = summary.targets(doc)
+    args.out.write_text(json.dumps(doc, indent=1, default=repr) + "\n")
+    md = args.out.with_name(args.out.name.replace("results", "RESULTS").replace(".json", ".md"))
+    md.write_text(report.render(doc))
+    log(f"wrote {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out} and {md.name}")
+    failed = [r for r in results if not r["ok"]]
+    for r in failed:
+        log(f"FAILED {r['engine']} {r['workload']} {r['store']}: {r['error']}\n{r.get('traceback', '')}")
+    return 1 if failed and (args.strict or args.tiny) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

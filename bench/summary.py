@@ -1,0 +1,153 @@
+"""Turn raw worker samples into medians and derived figures, and check the targets."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from bench.common import units
+
+KB_PER_MB = 1024
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def replay_slope_us(resumes: list[float], k: int) -> float | None:
+    """µs of replay per fast-forwarded child in W6s, from the growth of resume times.
+
+    Resume i (0-based) fast-forwards the i answered rounds before it plus the k quick children
+    of its own round, then does the same new work every time (k quick children and the next
+    interrupt): the least-squares slope of its time against i, divided by the k + 1 children a
+    round adds to the history, is the cost of replaying one child. The last resume does no new
+    work and is left out.
+    """
+    ys = resumes[:-1]
+    if len(ys) < 3:
+        return None
+    xs = list(range(len(ys)))
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
+    return slope / (k + 1) * 1e6
+
+
+def summarize(raw: dict[str, Any]) -> dict[str, Any]:
+    """Add medians and per-unit figures to one worker's result."""
+    row = dict(raw)
+    samples = raw.get("samples") or []
+    row["ok"] = "error" not in raw and bool(samples)
+    row.setdefault("error", None)
+    if not row["ok"]:
+        row["median_s"] = None
+        return row
+    workload, size = raw["workload"], raw["size"]
+    count, unit = units(workload, size)
+    if raw["engine"] == "floor":
+        count, unit = samples[0]["extra"]["calls"], "call"
+    walls = [s["wall"] for s in samples]
+    row["median_s"] = statistics.median(walls)
+    row["unit"], row["units"] = unit, count
+    if workload in ("W6", "W6s") and samples[0]["resumes"]:
+        totals = [sum(s["resumes"]) for s in samples]
+        row["resumes_total_s"] = statistics.median(totals)
+        row["per_unit_us"] = row["resumes_total_s"] / count * 1e6
+        row["first_run_s"] = _median([s["first_run"] for s in samples])
+        row["resume_first_s"] = _median([s["resumes"][0] for s in samples if s["resumes"]])
+        row["resume_median_s"] = _median([statistics.median(s["resumes"]) for s in samples if s["resumes"]])
+        row["resume_last_s"] = _median([s["resumes"][-1] for s in samples if s["resumes"]])
+        row["resumes"] = len(samples[0]["resumes"])
+        row["pending_after_first_run"] = samples[0]["pending_after_first_run"]
+        row["child_executions"] = samples[0]["child_executions"]
+        if workload == "W6s":
+            slopes = [replay_slope_us(s["resumes"], size.get("k", 0)) for s in samples]
+            row["replay_us_per_child"] = _median([x for x in slopes if x is not None])
+    else:
+        row["per_unit_us"] = row["median_s"] / count * 1e6
+        if workload in ("W6", "W6s"):  # the floor: no resumes, its calls stand for them
+            row["resumes_total_s"] = row["median_s"]
+    row["records"] = samples[0]["records"]
+    row["notes"] = sorted({s["extra"]["note"] for s in samples if "note" in s.get("extra", {})})
+    if "checkpoints" in samples[0].get("extra", {}):
+        row["checkpoints"] = samples[0]["extra"]["checkpoints"]
+        row["writes"] = samples[0]["extra"]["writes"]
+    if raw.get("rss_peak_kb") is not None:
+        row["rss_baseline_mb"] = raw["rss_baseline_kb"] / KB_PER_MB
+        row["rss_over_baseline_mb"] = (raw["rss_peak_kb"] - raw["rss_baseline_kb"]) / KB_PER_MB
+    return row
+
+
+def versions(rows: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
+    found: dict[str, dict[str, str]] = {}
+    for row in rows:
+        if row.get("versions"):
+            found.setdefault(row["engine"], {}).update(row["versions"])
+    return found
+
+
+def find(doc: dict[str, Any], engine: str, workload: str, store: str = "memory") -> dict[str, Any] | None:
+    for row in doc["configs"]:
+        if (row["engine"], row["workload"], row["store"]) == (engine, workload, store) and row["ok"]:
+            return row
+    return None
+
+
+def _ratio(peer: float | None, ours: float | None) -> float | None:
+    if peer is None or ours is None or ours <= 0:
+        return None
+    return peer / ours
+
+
+def _target(tid: str, text: str, ratio_or_value: float | None, need: float, *, at_most: bool = False,
+            ours: float | None = None, peer: float | None = None) -> dict[str, Any]:
+    met = None
+    if ratio_or_value is not None:
+        met = ratio_or_value <= need if at_most else ratio_or_value >= need
+    return {"id": tid, "text": text, "value": ratio_or_value, "need": need, "at_most": at_most,
+            "ours": ours, "peer": peer, "met": met}
+
+
+def targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """BENCHMARKS.md's targets, each met (True), missed (False) or not measured (None)."""
+    out: list[dict[str, Any]] = []
+    for w in ("W1", "W2", "W3", "W4", "W5"):
+        ours = find(doc, "ours", w)
+        o = ours["median_s"] if ours else None
+        for peer, need in (("langgraph", 5.0), ("adk", 20.0)):
+            p = find(doc, peer, w)
+            pv = p["median_s"] if p else None
+            out.append(_target(f"{w}-{peer}", f"{w} in memory: >= {need:g}x faster than {peer}",
+                               _ratio(pv, o), need, ours=o, peer=pv))
+    ours6 = find(doc, "ours", "W6")
+    if ours6:
+        n = ours6["size"]["n"]
+        out.append(_target("W6-pending", f"W6: all {n} interrupts pending after the first run",
+                           ours6["pending_after_first_run"], n))
+        out.append(_target("W6-reexec", f"W6: each resume re-executes only the answered child "
+                           f"(asking children run at most {2 * n} times in all)",
+                           ours6["child_executions"], 2 * n, at_most=True))
+    o6 = ours6["resumes_total_s"] if ours6 else None
+    for peer, need in (("adk", 10.0), ("langgraph", 3.0)):
+        p = find(doc, peer, "W6")
+        pv = p["resumes_total_s"] if p else None
+        out.append(_target(f"W6-{peer}", f"W6: the resumes >= {need:g}x faster than {peer}",
+                           _ratio(pv, o6), need, ours=o6, peer=pv))
+    ours6s = find(doc, "ours", "W6s")
+    lg6s = find(doc, "langgraph", "W6s")
+    o, pv = (ours6s["resume_last_s"] if ours6s else None), (lg6s["resume_last_s"] if lg6s else None)
+    out.append(_target("W6s-langgraph", "W6s: last resume >= 10x faster than LangGraph's", _ratio(pv, o), 10.0,
+                       ours=o, peer=pv))
+    out.append(_target("W6s-replay", "W6s: replay <= 10 µs per fast-forwarded child",
+                       ours6s.get("replay_us_per_child") if ours6s else None, 10.0, at_most=True))
+    ours4 = find(doc, "ours", "W4")
+    out.append(_target("W4-rss", "W4: peak RSS within 20 MB of the post-import baseline",
+                       ours4.get("rss_over_baseline_mb") if ours4 else None, 20.0, at_most=True))
+    for w in ("W1", "W3"):
+        django = find(doc, "ours", w, "django-sqlite")
+        d = django["median_s"] if django else None
+        for peer, need in (("langgraph", 3.0), ("adk", 10.0)):
+            p = find(doc, peer, w, "sqlite")
+            pv = p["median_s"] if p else None
+            out.append(_target(f"{w}-sqlite-{peer}", f"{w} on SQLite: Django store >= {need:g}x faster than {peer}'s",
+                               _ratio(pv, d), need, ours=d, peer=pv))
+    return out
