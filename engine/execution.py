@@ -28,7 +28,7 @@ class Outcome:
 
 
 def _is_workflow(node: BaseNode) -> bool:
-    return getattr(node, "is_workflow", False) is True
+    return node.is_workflow
 
 
 def _child_author(parent: Execution) -> str:

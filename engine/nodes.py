@@ -6,9 +6,10 @@ import asyncio
 import inspect
 import weakref
 from collections.abc import AsyncGenerator, Callable
-from typing import Any
+from functools import cached_property
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from .binding import Signature, bind, read_signature
 from .context import Context
@@ -37,7 +38,7 @@ class BaseNode(BaseModel):
     input_type: Any = None
     output_type: Any = None
 
-    _restore: Callable[[Any], Any] | None = PrivateAttr(default=None)
+    is_workflow: ClassVar[bool] = False
 
     @field_validator("name")
     @classmethod
@@ -46,12 +47,14 @@ class BaseNode(BaseModel):
             raise ValueError(f"Node name '{name}' must be a valid Python identifier.")
         return name
 
-    def model_post_init(self, context: Any, /) -> None:
-        self._restore = validator(self.output_type)
+    @cached_property
+    def output_validator(self) -> Callable[[Any], Any] | None:
+        """Validates a value into ``output_type``; None when no type is declared."""
+        return validator(self.output_type)
 
     def restore_output(self, data: Any) -> Any:
         """Turn an output read back from the log into the declared output type."""
-        restore = self._restore
+        restore = self.output_validator
         return data if restore is None or data is None else restore(data)
 
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
@@ -79,10 +82,6 @@ class FunctionNode(BaseNode):
 
     func: Callable[..., Any]
 
-    _signature: Signature = PrivateAttr()
-    _style: int = PrivateAttr(default=_SYNC)
-    _check_output: Callable[[Any], Any] | None = PrivateAttr(default=None)
-
     def __init__(self, func: Callable[..., Any] | None = None, /, **data: Any) -> None:
         if func is not None:
             data["func"] = func
@@ -92,27 +91,32 @@ class FunctionNode(BaseNode):
         super().__init__(**data)
 
     def model_post_init(self, context: Any, /) -> None:
-        signature = read_signature(self.func, self.name, Context)
-        self._signature = signature
+        signature = self.signature
         if self.input_type is None:
             self.input_type = signature.input_type
         if self.output_type is None:
             self.output_type = signature.output_type
+        self.output_validator  # noqa: B018 - fail at construction on an unusable type
+
+    @cached_property
+    def signature(self) -> Signature:
+        """Which parameter gets the context, which the input, which come from state."""
+        return read_signature(self.func, self.name, Context)
+
+    @cached_property
+    def style(self) -> int:
         func = self.func
         if inspect.isasyncgenfunction(func):
-            self._style = _ASYNC_GEN
-        elif inspect.isgeneratorfunction(func):
-            self._style = _GEN
-        elif inspect.iscoroutinefunction(func):
-            self._style = _CORO
-        else:
-            self._style = _SYNC
-        super().model_post_init(context)
-        self._check_output = self._restore
+            return _ASYNC_GEN
+        if inspect.isgeneratorfunction(func):
+            return _GEN
+        if inspect.iscoroutinefunction(func):
+            return _CORO
+        return _SYNC
 
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
-        kwargs = bind(self._signature, self.name, ctx, node_input)
-        style = self._style
+        kwargs = bind(self.signature, self.name, ctx, node_input)
+        style = self.style
         if style == _SYNC:
             result = self.func(**kwargs)
         elif style == _CORO:
@@ -130,7 +134,7 @@ class FunctionNode(BaseNode):
         if isinstance(result, BaseModel) and _is_signal(result):
             yield result
             return
-        check = self._check_output
+        check = self.output_validator
         # A returned value rides on the node's completion event (one event, not two).
         ctx.output = result if check is None else check(result)
         return
