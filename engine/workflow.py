@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Coroutine
 from typing import Any, ClassVar
 
 from pydantic import PrivateAttr
@@ -125,18 +125,27 @@ class _Scheduler:
         self.terminal_outputs: list[tuple[str, Any]] = []
         self.interrupts: list[str] = []
         self.failure: BaseException | None = None
+        self.finished: deque[asyncio.Task[Any]] = deque()
+        self.wakeup: asyncio.Future[None] | None = None
 
     async def run(self, node_input: Any) -> list[tuple[str, Any]]:
         self._trigger(START, node_input, None)
         try:
             while True:
-                self._start_ready()
+                alone = self._start_ready()
+                if alone is not None:
+                    # Nothing else can run meanwhile: await it here instead of in a task.
+                    node, value, path = alone
+                    self._settle(node, await self._execute(node, value, path))
+                    continue
                 if not self.running:
                     break
-                done, _ = await asyncio.wait(self.running, return_when=asyncio.FIRST_COMPLETED)
-                for task in [task for task in self.running if task in done]:
-                    node = self.running.pop(task)
-                    self._settle(node, task.result())
+                if not self.finished:
+                    self.wakeup = asyncio.get_running_loop().create_future()
+                    await self.wakeup
+                while self.finished:
+                    task = self.finished.popleft()
+                    self._settle(self.running.pop(task), task.result())
         except BaseException:
             for task in self.running:
                 task.cancel()
@@ -148,11 +157,15 @@ class _Scheduler:
             raise NodeInterruptedError(self.interrupts, self.ctx.node_path)
         return self.terminal_outputs
 
-    def _start_ready(self) -> None:
+    def _execute(self, node: BaseNode, value: Any, path: str) -> Coroutine[Any, Any, Any]:
+        return self.ctx.execute_child(node, value, path, delegate=node.name in self.graph.terminal)
+
+    def _start_ready(self) -> tuple[BaseNode, Any, str] | None:
+        """Start what is ready; return the one node to await directly when it is alone."""
         ctx, base = self.ctx, self.ctx.node_path
         while self.ready and self.failure is None:
             if self.limit is not None and len(self.running) >= self.limit:
-                return
+                return None
             node, value = self.ready.popleft()
             number = self.activations.get(node.name, 0) + 1
             self.activations[node.name] = number
@@ -161,9 +174,18 @@ class _Scheduler:
             if outcome is not None:
                 self._settle(node, outcome)
                 continue
-            terminal = node.name in self.graph.terminal
-            task = asyncio.create_task(ctx.execute_child(node, value, path, delegate=terminal))
+            if not self.ready and not self.running:
+                return node, value, path
+            task = asyncio.create_task(self._execute(node, value, path))
+            task.add_done_callback(self._finished)
             self.running[task] = node
+        return None
+
+    def _finished(self, task: asyncio.Task[Any]) -> None:
+        self.finished.append(task)
+        wakeup = self.wakeup
+        if wakeup is not None and not wakeup.done():
+            wakeup.set_result(None)
 
     def _settle(self, node: BaseNode, outcome: Any) -> None:
         if outcome.status == "completed":
