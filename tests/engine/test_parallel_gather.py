@@ -1,0 +1,130 @@
+"""``asyncio.gather`` over children that interrupt at different times collects every interrupt."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import Counter
+from collections.abc import AsyncGenerator, Sequence
+from typing import Any
+
+import pytest
+
+from engine import Context, Event, InMemoryEventStore, RequestInput, Runner, Workflow, node
+
+
+class SlowStore(InMemoryEventStore):
+    """An in-memory store whose appends take a while, as a database's do."""
+
+    async def append(self, session_id: str, events: Sequence[Event], *, expected_seq: int) -> int:
+        await asyncio.sleep(0.002)
+        return await super().append(session_id, events, expected_seq=expected_seq)
+
+
+STORES = [InMemoryEventStore, SlowStore]
+
+# (delay in seconds, whether the child interrupts); child 4 completes long after child 1 asks.
+PLAN = [(0.03, True), (0.0, True), (0.02, False), (0.01, True), (0.04, False), (0.005, False)]
+
+
+def gathering_workflow(calls: Counter[str], plan: Sequence[tuple[float, bool]]) -> Workflow:
+    @node
+    async def child(node_input: int) -> AsyncGenerator[Any, None]:
+        calls[f"child{node_input}"] += 1
+        delay, asks = plan[node_input]
+        await asyncio.sleep(delay)
+        if asks:
+            yield RequestInput(message=f"child {node_input}", interrupt_id=f"c{node_input}")
+        else:
+            yield f"done {node_input}"
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> list[Any]:
+        calls["orch"] += 1
+        return list(await asyncio.gather(*(ctx.run_node(child, i) for i in range(len(plan)))))
+
+    return Workflow(name="wf", edges=[("START", orch)])
+
+
+def shuffled_plans() -> list[list[tuple[float, bool]]]:
+    plans = [PLAN]
+    for seed in range(3):
+        rng = random.Random(seed)
+        plans.append([(rng.choice([0.0, 0.003, 0.01, 0.02]), rng.random() < 0.5) for _ in range(8)])
+    return plans
+
+
+@pytest.mark.parametrize("store_class", STORES)
+@pytest.mark.parametrize("plan", shuffled_plans())
+async def test_gather_collects_every_interrupt_and_runs_every_child_once(
+    calls: Counter[str], read_log: Any, store_class: type[InMemoryEventStore], plan: list[tuple[float, bool]]
+) -> None:
+    runner = Runner(gathering_workflow(calls, plan), store=store_class())
+    first = await runner.run()
+    asking = [i for i, (_, asks) in enumerate(plan) if asks]
+    finishing = [i for i, (_, asks) in enumerate(plan) if not asks]
+
+    assert asking and finishing  # every plan mixes both
+    assert first.status == "waiting", first.error
+    assert sorted(i.id for i in first.interrupts) == sorted(f"c{i}" for i in asking)
+    assert calls == {"orch": 1, **{f"child{i}": 1 for i in range(len(plan))}}
+    log = await read_log(runner, first.session_id)
+    assert log.errors() == []
+    outputs = log.outputs()
+    for i in finishing:
+        assert outputs[f"wf@1/orch@1/child@{i + 1}"] == f"done {i}"
+
+    result = await runner.resume(first.session_id, {f"c{i}": f"answer {i}" for i in asking})
+
+    assert result.status == "completed", result.error
+    assert result.output == [f"answer {i}" if asks else f"done {i}" for i, (_, asks) in enumerate(plan)]
+    assert calls == {"orch": 2, **{f"child{i}": 1 for i in range(len(plan))}}
+
+
+@pytest.mark.parametrize("store_class", STORES)
+async def test_gather_answered_one_at_a_time_runs_no_finished_child_again(
+    calls: Counter[str], store_class: type[InMemoryEventStore]
+) -> None:
+    runner = Runner(gathering_workflow(calls, PLAN), store=store_class())
+    first = await runner.run()
+
+    for number, interrupt_id in enumerate(["c3", "c0", "c1"], start=2):
+        last = await runner.resume(first.session_id, {interrupt_id: interrupt_id})
+        assert calls["orch"] == number
+        assert all(calls[f"child{i}"] == 1 for i in range(len(PLAN)))
+
+    assert last.output == ["c0", "c1", "done 2", "c3", "done 4", "done 5"]
+
+
+@pytest.mark.parametrize("store_class", STORES)
+async def test_nested_gathers_collect_interrupts_from_every_level(
+    calls: Counter[str], store_class: type[InMemoryEventStore]
+) -> None:
+    @node
+    async def leaf(node_input: int) -> AsyncGenerator[Any, None]:
+        calls[f"leaf{node_input}"] += 1
+        await asyncio.sleep((node_input % 3) * 0.004)
+        if node_input % 2:
+            yield RequestInput(interrupt_id=f"l{node_input}")
+        else:
+            yield node_input
+
+    @node(rerun_on_resume=True)
+    async def group(ctx: Context, node_input: list[int]) -> list[Any]:
+        calls["group"] += 1
+        return list(await asyncio.gather(*(ctx.run_node(leaf, i) for i in node_input)))
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> list[Any]:
+        return list(await asyncio.gather(*(ctx.run_node(group, [3 * g, 3 * g + 1, 3 * g + 2]) for g in range(3))))
+
+    runner = Runner(Workflow(name="wf", edges=[("START", orch)]), store=store_class())
+    first = await runner.run()
+
+    odd = [i for i in range(9) if i % 2]
+    assert sorted(i.id for i in first.interrupts) == sorted(f"l{i}" for i in odd)
+    assert all(calls[f"leaf{i}"] == 1 for i in range(9))
+
+    result = await runner.resume(first.session_id, {f"l{i}": -i for i in odd})
+    assert result.output == [[0, -1, 2], [-3, 4, -5], [6, -7, 8]]
+    assert all(calls[f"leaf{i}"] == 1 for i in range(9))
