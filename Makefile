@@ -28,7 +28,7 @@ test: venv
 	$(PY) -m pytest -q
 
 lint: venv
-	$(VENV)/bin/ruff check engine tests
+	$(VENV)/bin/ruff check engine wfapp tests
 
 clean:
 	rm -rf $(VENV) .pytest_cache

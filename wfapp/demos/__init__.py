@@ -1,0 +1,1 @@
+"""Demo workflows, registered by default: deterministic, no LLM."""

@@ -1,0 +1,54 @@
+"""Serve the dashboard with Daphne and execute workflows in the same event loop.
+
+Daphne has no ASGI lifespan, so the runtime starts here: once the reactor runs, the runtime
+takes up runs left behind and then executes runs as they are started or answered.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+
+class Command(BaseCommand):
+    help = "Serve wfapp (pages, websockets, static files) and run workflows, in one process."
+    requires_migrations_checks = True
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        # Importing daphne.server installs Twisted's asyncio reactor: it must come first.
+        import asyncio
+
+        from daphne.endpoints import build_endpoint_description_strings
+        from daphne.server import Server
+        from django.conf import settings
+        from twisted.internet import defer, reactor
+
+        from wfapp import runtime
+        from wfapp.asgi import application
+
+        engine = runtime.Runtime()
+        runtime.install(engine)
+
+        def ready() -> None:
+            asyncio.get_event_loop().create_task(engine.start())
+
+        def shutdown() -> defer.Deferred[None]:
+            return defer.Deferred.fromFuture(asyncio.ensure_future(engine.stop()))
+
+        reactor.addSystemEventTrigger("before", "shutdown", shutdown)  # type: ignore[attr-defined]
+        host, port = options["host"], options["port"]
+        self.stdout.write(f"wfapp serving http://{host}:{port}/ (Ctrl-C to stop)")
+        self.stdout.flush()
+        Server(
+            application=application,
+            endpoints=build_endpoint_description_strings(host=host, port=port),
+            ready_callable=ready,
+            websocket_max_message_size=settings.DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE,
+            websocket_max_frame_size=settings.DAPHNE_WEBSOCKET_MAX_FRAME_SIZE,
+            verbosity=options["verbosity"],
+        ).run()

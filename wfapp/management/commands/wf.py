@@ -1,0 +1,122 @@
+"""``manage.py wf``: list workflows, start, show, answer, cancel and retry runs; JSON on stdout.
+
+``start``, ``answer`` and ``retry`` execute the run in this process under a lease (a running
+server leaves it alone) and return once it waits or ends. Bad input exits non-zero with a
+message on stderr and writes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connections
+
+from wfapp import services
+from wfapp.inputs import parse_json
+from wfapp.registry import all_workflows
+from wfapp.reports import run_report
+from wfapp.runtime import Runtime
+
+
+class Command(BaseCommand):
+    help = "Workflows from the command line (JSON output, for scripting)."
+
+    def add_arguments(self, parser: Any) -> None:
+        actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+        actions.add_parser("list", help="list the registered workflows")
+        start = actions.add_parser("start", help="start a run; returns once it waits or ends")
+        start.add_argument("workflow")
+        start.add_argument("--input", default="null", help="the workflow input, as JSON")
+        start.add_argument("--user", help="the username recorded as the run's creator")
+        show = actions.add_parser("show", help="show a run: status, output or error, pending interrupts")
+        show.add_argument("run")
+        show.add_argument("--events", action="store_true", help="include the whole event log")
+        answer = actions.add_parser("answer", help="answer an interrupt, then continue the run")
+        answer.add_argument("run")
+        answer.add_argument("interrupt_id")
+        answer.add_argument("--answer", required=True, help="the answer, as JSON")
+        answer.add_argument("--user", required=True, help="who answers (needs wfapp.answer_interrupt)")
+        for name, text in (("cancel", "cancel a run"), ("retry", "retry a failed run")):
+            sub = actions.add_parser(name, help=text)
+            sub.add_argument("run")
+            sub.add_argument("--user")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            report = asyncio.run(self._dispatch(options))
+        except ValueError as error:  # every caller error; nothing was written
+            raise CommandError(str(error)) from None
+        self.stdout.write(json.dumps(report, indent=2, default=str))
+
+    async def _dispatch(self, options: dict[str, Any]) -> Any:
+        try:
+            return await getattr(self, "_" + options["action"])(options)
+        finally:
+            await sync_to_async(connections.close_all)()
+
+    async def _list(self, options: dict[str, Any]) -> Any:
+        return [
+            {"name": name, "description": wf.describe().get("description", ""), "input_schema": wf.input_schema}
+            for name, wf in all_workflows().items()
+        ]
+
+    async def _start(self, options: dict[str, Any]) -> Any:
+        node_input = parse_json(options["input"], "--input")
+        user = await _user(options.get("user"))
+        engine = Runtime(sweep=False)
+        session_id, lease = await services.create_run(options["workflow"], node_input, user=user, owner=engine.owner)
+        assert lease is not None
+        await _drive(engine, lease)
+        return await sync_to_async(run_report)(session_id)
+
+    async def _show(self, options: dict[str, Any]) -> Any:
+        return await sync_to_async(run_report)(options["run"], events=options["events"])
+
+    async def _answer(self, options: dict[str, Any]) -> Any:
+        value = parse_json(options["answer"], "--answer")
+        user = await _user(options["user"])
+        await services.answer_interrupt(options["run"], options["interrupt_id"], value, user=user, advance=False)
+        await _advance_here(options["run"])
+        return await sync_to_async(run_report)(options["run"])
+
+    async def _cancel(self, options: dict[str, Any]) -> Any:
+        await services.cancel_run(options["run"], user=await _user(options.get("user")))
+        return await sync_to_async(run_report)(options["run"])
+
+    async def _retry(self, options: dict[str, Any]) -> Any:
+        await services.check_retry(options["run"])
+        await _advance_here(options["run"], retry=True)
+        return await sync_to_async(run_report)(options["run"])
+
+
+async def _user(username: str | None) -> Any:
+    if not username:
+        return None
+    users = get_user_model()
+    user = await users.objects.filter(username=username).afirst()
+    if user is None:
+        raise CommandError(f"Unknown user {username!r}")
+    return user
+
+
+async def _drive(engine: Runtime, lease: Any, *, retry: bool = False) -> None:
+    await engine.start()
+    try:
+        await engine.drive(lease, retry=retry)
+    finally:
+        await engine.stop()
+
+
+async def _advance_here(session_id: str, *, retry: bool = False) -> None:
+    """Execute the run here under a lease; if a server holds it, it is the server's to finish."""
+    from wfapp import lease as leases
+
+    engine = Runtime(sweep=False)
+    lease = await sync_to_async(leases.claim)(session_id, engine.owner, engine.ttl)
+    if lease is not None:
+        await _drive(engine, lease, retry=retry)

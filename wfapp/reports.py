@@ -1,0 +1,53 @@
+"""Plain-data reports of runs, for the CLI's JSON output (and anything else that wants them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import UnknownRunError
+from .models import Interrupt, InterruptStatus, Session
+from .store import DjangoEventStore
+
+
+def interrupt_report(row: Interrupt) -> dict[str, Any]:
+    """One interrupt as plain data."""
+    return {
+        "id": row.interrupt_id,
+        "node_path": row.node_path,
+        "message": row.message,
+        "payload": row.payload,
+        "response_schema": row.response_schema,
+        "status": row.status,
+        "answer": row.answer,
+        "answered_by": row.answered_by or None,
+        "answered_at": row.answered_at.isoformat() if row.answered_at else None,
+    }
+
+
+def run_report(session_id: str, *, events: bool = False) -> dict[str, Any]:
+    """A run's status, input, output or error, and interrupts (and, on request, its events)."""
+    try:
+        session = Session.objects.select_related("created_by").get(pk=session_id)
+    except Session.DoesNotExist:
+        raise UnknownRunError(session_id) from None
+    interrupts = list(session.interrupts.exclude(status=InterruptStatus.SUPERSEDED).order_by("request_seq"))
+    report: dict[str, Any] = {
+        "run": session.pk,
+        "workflow": session.workflow,
+        "status": session.status,
+        "created_by": session.created_by.get_username() if session.created_by else None,
+        "created_at": session.created_at.isoformat(),
+        "updated_at": session.updated_at.isoformat(),
+        "input": session.input,
+        "output": session.output,
+        "error": session.error,
+        "pending": [interrupt_report(row) for row in interrupts if row.status == InterruptStatus.PENDING],
+        "answered": [interrupt_report(row) for row in interrupts if row.status == InterruptStatus.ANSWERED],
+        "last_seq": session.last_seq,
+    }
+    if events:
+        report["events"] = [
+            event.model_dump(mode="json", exclude_none=True)
+            for event in DjangoEventStore().list_events_sync(session_id)
+        ]
+    return report

@@ -1,0 +1,207 @@
+"""The embedded runtime: executes runs inside this process, many at once, each under a lease.
+
+``kick(session_id)`` claims a run and advances it in a task of the runtime's event loop
+until it waits or ends; it is safe to call from any thread. A maintenance task renews the
+leases of the runs in flight and sweeps for runs that need a worker: runs left ``running``
+by a stopped process, and runs answered while no worker was around. The CLI uses ``drive``
+directly, in its own process, under its own lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+
+from engine import Runner, RunResult
+from engine.errors import ConcurrencyError, SessionStateError
+
+from . import lease as leases
+from .errors import LeaseLostError
+from .lease import Lease, Release
+from .registry import get_workflow
+from .store import DjangoEventStore
+
+logger = logging.getLogger(__name__)
+
+# Advances that change nothing before the runtime gives up on a run (an engine bug, not a loop).
+_MAX_IDLE_ADVANCES = 3
+
+
+class Runtime:
+    """Runs workflows in one event loop; ``start`` binds it to the running loop."""
+
+    def __init__(self, *, owner: str | None = None, sweep: bool = True) -> None:
+        self.owner = owner or leases.new_owner()
+        self.sweep_enabled = sweep
+        self.ttl = float(settings.WFAPP_LEASE_SECONDS)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: dict[str, asyncio.Task[RunResult | None]] = {}
+        self._runners: dict[str, Runner] = {}
+        self._maintenance: asyncio.Task[None] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._loop is not None and not self._loop.is_closed()
+
+    async def start(self) -> None:
+        """Bind to the running loop, take up runs left behind, and start lease maintenance."""
+        self._loop = asyncio.get_running_loop()
+        if self.sweep_enabled:
+            await self.sweep()
+        self._maintenance = asyncio.ensure_future(self._maintain())
+
+    async def stop(self) -> None:
+        """Stop executing: cancel the runs in flight and free their leases for the next start."""
+        if self._maintenance is not None:
+            self._maintenance.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._maintenance
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await sync_to_async(leases.drop_all)(self.owner)
+        self._loop = None
+
+    def kick(self, session_id: str, *, retry: bool = False) -> None:
+        """Claim the run and advance it in the background (from any thread)."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            logger.info("no runtime runs in this process; run %s waits for the next sweep", session_id)
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self._spawn(session_id, retry)
+        else:
+            loop.call_soon_threadsafe(self._spawn, session_id, retry)
+
+    def _spawn(self, session_id: str, retry: bool) -> None:
+        task = asyncio.ensure_future(self._claim_and_drive(session_id, retry))
+        task.add_done_callback(_log_failure)
+
+    async def _claim_and_drive(self, session_id: str, retry: bool) -> None:
+        if session_id in self._tasks and not self._tasks[session_id].done():
+            return  # our own task settles it: its release sees any newer events
+        lease = await sync_to_async(leases.claim)(session_id, self.owner, self.ttl)
+        if lease is None:
+            return  # held by a live worker, whose release sees any newer events
+        task = asyncio.ensure_future(self.drive(lease, retry=retry))
+        self._tasks[session_id] = task
+        task.add_done_callback(_log_failure)
+        task.add_done_callback(lambda _: self._forget(session_id, task))
+
+    def _forget(self, session_id: str, task: asyncio.Task[Any]) -> None:
+        if self._tasks.get(session_id) is task:
+            del self._tasks[session_id]
+
+    async def drive(self, lease: Lease, *, retry: bool = False) -> RunResult | None:
+        """Advance the leased run until it is settled; None if the lease was lost."""
+        session_id = lease.session_id
+        store = DjangoEventStore(lease)
+        info = await store.get_session(session_id)
+        runner = Runner(get_workflow(info.workflow), store=store)
+        self._runners[session_id] = runner
+        result: RunResult | None = None
+        idle = 0
+        try:
+            while True:
+                before = info.last_seq
+                try:
+                    if before == 0 and info.status == "running":
+                        result = await runner.run(info.input, session_id=session_id)
+                    elif retry:
+                        retry = False
+                        result = await runner.resume(session_id, {})
+                    else:
+                        result = await runner.advance(session_id)
+                except ConcurrencyError:
+                    pass  # an answer was appended meanwhile: read the log again and go on
+                except SessionStateError:
+                    pass  # cancelled or completed by someone else: the release below settles it
+                outcome = await sync_to_async(leases.release)(lease)
+                if outcome is Release.RELEASED:
+                    return result
+                if outcome is Release.LOST:
+                    return None
+                info = await store.get_session(session_id)
+                idle = idle + 1 if info.last_seq == before else 0
+                if idle >= _MAX_IDLE_ADVANCES:
+                    logger.error("run %s makes no progress; leaving it for the next sweep", session_id)
+                    return result
+        except LeaseLostError:
+            logger.info("run %s was taken over by another worker", session_id)
+            return None
+        finally:
+            self._runners.pop(session_id, None)
+
+    async def cancel_local(self, session_id: str, actor: str | None) -> RunResult | None:
+        """Cancel a run this runtime is executing; None if it executes no such run."""
+        runner = self._runners.get(session_id)
+        if runner is None:
+            return None
+        return await runner.cancel(session_id, actor=actor)
+
+    async def sweep(self) -> None:
+        """Claim and advance every run that needs a worker and has none."""
+        for session_id in await sync_to_async(leases.runs_needing_work)():
+            if session_id not in self._tasks:
+                await self._claim_and_drive(session_id, False)
+
+    async def wait_idle(self, timeout: float = 30.0) -> None:
+        """Wait until no run is in flight here (tests and the CLI use it)."""
+        async with asyncio.timeout(timeout):
+            while self._tasks:
+                await asyncio.gather(*list(self._tasks.values()), return_exceptions=True)
+
+    async def _maintain(self) -> None:
+        interval = min(self.ttl / 3, float(settings.WFAPP_SWEEP_SECONDS))
+        sweep_every = float(settings.WFAPP_SWEEP_SECONDS)
+        since_sweep = 0.0
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                held = await sync_to_async(leases.renew)(self.owner, list(self._tasks), self.ttl)
+                for session_id, task in list(self._tasks.items()):
+                    if session_id not in held:
+                        logger.warning("lost the lease of run %s; stopping it here", session_id)
+                        task.cancel()
+                since_sweep += interval
+                if self.sweep_enabled and since_sweep >= sweep_every:
+                    since_sweep = 0.0
+                    await self.sweep()
+            except Exception:
+                logger.exception("runtime maintenance failed; retrying")
+
+
+def _log_failure(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logger.error("runtime task failed", exc_info=task.exception())
+
+
+_current: Runtime | None = None
+_current_lock = threading.Lock()
+
+
+def current() -> Runtime:
+    """The runtime of this process (created on first use, started by the serving command)."""
+    global _current
+    with _current_lock:
+        if _current is None:
+            _current = Runtime()
+        return _current
+
+
+def install(runtime: Runtime | None) -> None:
+    """Make ``runtime`` the process's runtime (the serving command and tests do this)."""
+    global _current
+    with _current_lock:
+        _current = runtime
