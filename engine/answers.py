@@ -9,7 +9,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from .errors import InvalidAnswerError
+from .errors import InvalidAnswerError, WorkflowError
 
 
 @lru_cache(maxsize=256)
@@ -19,10 +19,7 @@ def _validator(schema_text: str) -> Draft202012Validator:
 
 def field_errors(schema: dict[str, Any], value: Any) -> dict[str, list[str]]:
     """Return the schema violations of ``value``, keyed by dotted field path ("" = root)."""
-    try:
-        checker = _validator(json.dumps(schema, sort_keys=True))
-    except SchemaError as error:  # pragma: no cover - schemas come from pydantic or are checked at ask time
-        return {"": [f"the interrupt's schema is invalid: {error.message}"]}
+    checker = _validator(json.dumps(schema, sort_keys=True))
     errors: dict[str, list[str]] = {}
     for error in checker.iter_errors(value):
         path = ".".join(str(part) for part in error.absolute_path)
@@ -31,6 +28,14 @@ def field_errors(schema: dict[str, Any], value: Any) -> dict[str, list[str]]:
             path = f"{path}.{missing}" if path and missing else missing or path
         errors.setdefault(path, []).append(error.message)
     return errors
+
+
+def check_schema(schema: dict[str, Any], what: str) -> None:
+    """Raise ``WorkflowError`` naming ``what`` when ``schema`` is not a valid JSON Schema."""
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as error:
+        raise WorkflowError(f"{what} is not a valid JSON Schema: {error.message}") from error
 
 
 def check_answer(interrupt_id: str, schema: dict[str, Any] | None, value: Any) -> None:

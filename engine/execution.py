@@ -7,6 +7,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+from .answers import check_schema
 from .context import Context, Execution, State
 from .errors import NodeInterruptedError, NodeTimeoutError, WorkflowError
 from .events import ErrorInfo, Event, Interrupt, RequestInput
@@ -124,12 +125,12 @@ class SessionRun:
                 return Outcome("failed", error=error)
             await self._drain(ex)
             if ex.detached:
-                error = RuntimeError(
+                detached = RuntimeError(
                     f"Node {ex.path} started {', '.join(ex.detached)} without awaiting ctx.run_node(), "
                     "and it requested human input; always await ctx.run_node() (or asyncio.gather it)"
                 )
-                await self._record_failure(ex, error)
-                return Outcome("failed", error=error)
+                await self._record_failure(ex, detached)
+                return Outcome("failed", error=detached)
             if ex.interrupts:
                 return await self._wait(ex)
             return await self._complete(ex)
@@ -204,12 +205,15 @@ class SessionRun:
                     f"Interrupt id {interrupt_id!r} is already pending at {holder.node_path}; "
                     f"node {ex.path} asked for it too"
                 )
+            response_schema = json_schema(schema)
+            if response_schema is not None:
+                check_schema(response_schema, f"The response_schema asked by node {ex.path}")
             interrupt = Interrupt(
                 id=interrupt_id,
                 node_path=ex.path,
                 message=message,
                 payload=to_json(payload, f"The payload of the interrupt asked by node {ex.path}"),
-                response_schema=json_schema(schema),
+                response_schema=response_schema,
             )
             ex.add_interrupts([interrupt_id])
             drafts.append(draft("interrupt", ex.path, ex.author, interrupt=interrupt))

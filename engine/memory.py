@@ -6,13 +6,19 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import ConcurrencyError, InterruptAlreadyAnswered, SessionExistsError, UnknownInterruptError, UnknownSessionError
+from .errors import (
+    ConcurrencyError,
+    InterruptAlreadyAnswered,
+    SessionExistsError,
+    UnknownInterruptError,
+    UnknownSessionError,
+)
 from .events import Event
 from .store import STATUSES, SessionInfo
 
 
 class _Log:
-    __slots__ = ("workflow", "input", "status", "events", "created_at", "updated_at", "pending", "answered")
+    __slots__ = ("answered", "created_at", "events", "input", "pending", "status", "updated_at", "workflow")
 
     def __init__(self, workflow: str, node_input: Any) -> None:
         self.workflow = workflow

@@ -123,7 +123,7 @@ class EventStoreContract:
     async def test_nested_json_round_trips(self, store: EventStore) -> None:
         value = {"a": [1, 2.5, {"b": None, "c": [True, False]}], "é": "ünïcode", "n": {"deep": {"er": [[]]}}}
         session_id = await self._session(store, value)
-        drafts = [
+        drafts: list[dict[str, Any]] = [
             {"kind": "output", "node_path": "wf@1/a@1", "output": value, "output_for": ["wf@1/a@1", "wf@1"]},
             {"kind": "state", "node_path": "wf@1/a@1", "state": {"k": value}},
             {"kind": "route", "node_path": "wf@1/a@1", "route": ["x", 2, True]},

@@ -62,7 +62,7 @@ def check_reachable(links: list[Link]) -> None:
         everyone[id(link.source)] = link.source
         everyone[id(link.target)] = link.target
     seen = {id(START)}
-    stack = [START]
+    stack: list[BaseNode] = [START]
     while stack:
         for nxt in successors[id(stack.pop())]:
             if id(nxt) not in seen:

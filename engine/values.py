@@ -70,6 +70,5 @@ def json_schema(spec: Any) -> dict[str, Any] | None:
         return None
     if isinstance(spec, dict):
         return spec
-    if is_model(spec):
-        return spec.model_json_schema()
-    return _adapter(spec).json_schema()
+    schema: dict[str, Any] = spec.model_json_schema() if is_model(spec) else _adapter(spec).json_schema()
+    return schema

@@ -7,7 +7,7 @@ from collections import deque
 from collections.abc import AsyncGenerator, Coroutine
 from typing import Any, ClassVar
 
-from pydantic import PrivateAttr
+from pydantic import Field, PrivateAttr
 
 from .context import Context
 from .errors import NodeInterruptedError, WorkflowError
@@ -38,7 +38,7 @@ class Workflow(BaseNode):
     or a JSON Schema dict; without it the first node's input type is used.
     """
 
-    edges: list[Any] = []
+    edges: list[Any] = Field(default_factory=list)
     max_concurrency: int | None = None
     rerun_on_resume: bool = True
 
