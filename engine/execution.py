@@ -115,6 +115,7 @@ class SessionRun:
             except asyncio.CancelledError:
                 raise
             except Exception as error:
+                self.writer.raise_if_broken()  # the log refused an append: stop, do not retry
                 await self._drain(ex)
                 await self._record_failure(ex, error)
                 policy = node.retry_config

@@ -47,6 +47,11 @@ class LogWriter:
     def last_seq(self) -> int:
         return self._index.last_seq
 
+    def raise_if_broken(self) -> None:
+        """Re-raise the store's refusal of an earlier append (a lost lease, a stale seq)."""
+        if self._failure is not None:
+            raise self._failure
+
     def enqueue(self, item: Draft) -> None:
         self._buffer.append(item)
         if not self._kick_scheduled:
