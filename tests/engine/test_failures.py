@@ -1,0 +1,348 @@
+"""Issue 2, item 6: retries, timeouts, failed runs and retrying a failed run."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from engine import (
+    START,
+    Context,
+    FunctionNode,
+    InMemoryEventStore,
+    JoinNode,
+    NodeTimeoutError,
+    RetryConfig,
+    Runner,
+    Workflow,
+    node,
+)
+from engine.errors import SessionStateError
+
+FAST = {"initial_delay": 0, "jitter": 0}
+
+
+class Flaky(Exception):
+    pass
+
+
+class FlakyChild(Flaky):
+    pass
+
+
+class Fatal(Exception):
+    pass
+
+
+def one_step(step: Any) -> Workflow:
+    return Workflow(name="wf", edges=[(START, step)])
+
+
+# -- RetryConfig ---------------------------------------------------------------------------
+
+
+def test_retry_config_fields_default_to_none() -> None:
+    config = RetryConfig()
+    assert (
+        config.max_attempts,
+        config.initial_delay,
+        config.max_delay,
+        config.backoff_factor,
+        config.jitter,
+        config.exceptions,
+    ) == (None, None, None, None, None, None)
+
+
+def test_retry_delay_uses_adk_defaults_without_jitter() -> None:
+    config = RetryConfig(jitter=0)
+    # 1 s initial delay, doubled each attempt, capped at 60 s.
+    assert [config.delay(attempt) for attempt in range(1, 9)] == [1, 2, 4, 8, 16, 32, 60, 60]
+
+
+def test_retry_delay_with_explicit_settings() -> None:
+    config = RetryConfig(initial_delay=0.5, backoff_factor=3, max_delay=4, jitter=0)
+    assert [config.delay(attempt) for attempt in (1, 2, 3)] == [0.5, 1.5, 4]
+
+
+def test_retry_delay_jitter_stays_within_bounds() -> None:
+    config = RetryConfig(initial_delay=1, jitter=0.5)
+    delays = [config.delay(1) for _ in range(200)]
+    assert all(0.5 <= d <= 1.5 for d in delays)
+    assert len(set(delays)) > 1
+
+
+async def test_default_policy_makes_five_attempts(calls: Any, read_log: Any) -> None:
+    @node(retry_config=RetryConfig(**FAST))
+    def always_fails(ctx: Context, node_input: Any) -> Any:
+        calls[ctx.attempt_count] += 1
+        raise Flaky(f"attempt {ctx.attempt_count}")
+
+    runner = Runner(one_step(always_fails))
+    result = await runner.run(None)
+    assert result.status == "failed"
+    assert result.error_type == "Flaky"
+    assert "attempt 5" in result.error
+    assert calls == {1: 1, 2: 1, 3: 1, 4: 1, 5: 1}
+    log = await read_log(runner, result.session_id)
+    # One error event per failed attempt (as google-adk does), all at the node's path.
+    assert [e.node_path for e in log.errors()] == ["wf@1/always_fails@1"] * 5
+
+
+async def test_attempt_count_counts_from_one_and_success_ends_the_retries(read_log: Any) -> None:
+    seen: list[int] = []
+
+    @node(retry_config=RetryConfig(max_attempts=4, **FAST))
+    def third_time_lucky(ctx: Context, node_input: Any) -> str:
+        seen.append(ctx.attempt_count)
+        if ctx.attempt_count < 3:
+            raise Flaky("not yet")
+        return f"ok on {ctx.attempt_count}"
+
+    runner = Runner(one_step(third_time_lucky))
+    result = await runner.run(None)
+    assert result.status == "completed"
+    assert result.output == "ok on 3"
+    assert seen == [1, 2, 3]
+    log = await read_log(runner, result.session_id)
+    assert len(log.errors()) == 2
+    assert log.outputs() == {"wf@1/third_time_lucky@1": "ok on 3"}
+
+
+async def test_attempt_count_is_one_without_retries() -> None:
+    def f(ctx: Context, node_input: Any) -> int:
+        return ctx.attempt_count
+
+    assert (await Runner(one_step(f)).run(None)).output == 1
+
+
+@pytest.mark.parametrize("max_attempts", [0, 1])
+async def test_max_attempts_zero_or_one_means_no_retry(max_attempts: int, calls: Any) -> None:
+    @node(retry_config=RetryConfig(max_attempts=max_attempts, **FAST))
+    def fails(node_input: Any) -> Any:
+        calls["fails"] += 1
+        raise Flaky("no")
+
+    result = await Runner(one_step(fails)).run(None)
+    assert result.status == "failed"
+    assert calls["fails"] == 1
+
+
+@pytest.mark.parametrize(
+    ("exceptions", "raised", "attempts"),
+    [
+        ([Flaky], Flaky, 3),
+        ([Flaky], FlakyChild, 3),
+        (["Flaky"], Flaky, 3),
+        (["Flaky"], FlakyChild, 3),  # names match against the MRO
+        (["FlakyChild"], Flaky, 1),
+        ([Flaky], Fatal, 1),
+        (["Fatal", Flaky], Fatal, 3),
+        ([], Flaky, 1),
+    ],
+)
+async def test_exception_filters_by_class_and_name(
+    exceptions: list[Any], raised: type[Exception], attempts: int, calls: Any
+) -> None:
+    @node(retry_config=RetryConfig(max_attempts=3, exceptions=exceptions, **FAST))
+    def fails(node_input: Any) -> Any:
+        calls["fails"] += 1
+        raise raised("boom")
+
+    result = await Runner(one_step(fails)).run(None)
+    assert result.status == "failed"
+    assert result.error_type == raised.__name__
+    assert calls["fails"] == attempts
+
+
+# -- timeouts ------------------------------------------------------------------------------
+
+
+async def test_timeout_raises_node_timeout_error(read_log: Any) -> None:
+    @node(timeout=0.01)
+    async def hangs(node_input: Any) -> Any:
+        await asyncio.Event().wait()
+
+    runner = Runner(one_step(hangs))
+    result = await runner.run(None)
+    assert result.status == "failed"
+    assert result.error_type == "NodeTimeoutError"
+    assert "timed out" in result.error
+    assert "hangs" in result.error
+    log = await read_log(runner, result.session_id)
+    [error] = log.errors()
+    assert error.node_path == "wf@1/hangs@1"
+    assert error.error is not None and error.error.type == "NodeTimeoutError"
+
+
+def test_node_timeout_error_message() -> None:
+    error = NodeTimeoutError(node_name="slow", timeout=2.5)
+    assert str(error) == "Node 'slow' timed out after 2.5 seconds."
+
+
+async def test_timeouts_are_retried(calls: Any) -> None:
+    @node(timeout=0.01, retry_config=RetryConfig(max_attempts=3, exceptions=[NodeTimeoutError], **FAST))
+    async def slow_then_fast(ctx: Context, node_input: Any) -> str:
+        calls["runs"] += 1
+        if ctx.attempt_count < 3:
+            await asyncio.Event().wait()
+        return "made it"
+
+    result = await Runner(one_step(slow_then_fast)).run(None)
+    assert result.status == "completed"
+    assert result.output == "made it"
+    assert calls["runs"] == 3
+
+
+async def test_a_timeout_does_not_cut_a_fast_node() -> None:
+    @node(timeout=30)
+    async def quick(node_input: Any) -> str:
+        return "quick"
+
+    assert (await Runner(one_step(quick)).run(None)).output == "quick"
+
+
+# -- failed runs ------------------------------------------------------------------------------
+
+
+async def test_node_exception_fails_the_run(read_log: Any, calls: Any) -> None:
+    def before(node_input: Any) -> str:
+        return "fine"
+
+    def explode(node_input: Any) -> Any:
+        raise Fatal("the disk is on fire")
+
+    def after(node_input: Any) -> Any:
+        calls["after"] += 1
+        return node_input
+
+    runner = Runner(Workflow(name="wf", edges=[(START, before, explode, after)]))
+    result = await runner.run(None)
+    assert result.status == "failed"
+    assert result.error_type == "Fatal"
+    assert "the disk is on fire" in result.error
+    assert "explode" in result.error
+    assert result.output is None
+    assert calls["after"] == 0
+    log = await read_log(runner, result.session_id)
+    [error] = log.errors()
+    assert error.node_path == "wf@1/explode@1"
+    assert error.error is not None
+    assert error.error.type == "Fatal" and "the disk is on fire" in error.error.message
+    assert "wf@1/after@1" not in log.started()
+    assert log.status() == ["failed"]
+    stored = await runner.result(result.session_id)
+    assert (stored.status, stored.error_type) == ("failed", "Fatal")
+    assert "the disk is on fire" in stored.error
+
+
+async def test_failure_in_a_nested_workflow_writes_one_error_event(read_log: Any) -> None:
+    def explode(node_input: Any) -> Any:
+        raise Fatal("inner trouble")
+
+    inner = Workflow(name="inner", edges=[(START, explode)])
+    runner = Runner(Workflow(name="outer", edges=[(START, inner)]))
+    result = await runner.run(None)
+    assert result.status == "failed"
+    assert result.error_type == "Fatal"
+    assert "inner trouble" in result.error
+    log = await read_log(runner, result.session_id)
+    assert [e.node_path for e in log.errors()] == ["outer@1/inner@1/explode@1"]
+
+
+# -- retrying a failed run ---------------------------------------------------------------------
+
+
+async def test_resume_with_no_answers_reruns_only_the_failed_node(read_log: Any, calls: Any) -> None:
+    broken = {"on": True}
+
+    def first(node_input: str) -> str:
+        calls["first"] += 1
+        return node_input + ">first"
+
+    def flaky(node_input: str) -> str:
+        calls["flaky"] += 1
+        if broken["on"]:
+            raise Flaky("temporarily down")
+        return node_input + ">flaky"
+
+    def last(node_input: str) -> str:
+        calls["last"] += 1
+        return node_input + ">last"
+
+    wf = Workflow(name="wf", edges=[(START, first, flaky, last)])
+    runner = Runner(wf)
+    failed = await runner.run("in")
+    assert failed.status == "failed"
+    assert calls == {"first": 1, "flaky": 1}
+
+    broken["on"] = False
+    result = await runner.resume(failed.session_id, {})
+    assert result.status == "completed"
+    assert result.output == "in>first>flaky>last"
+    assert calls == {"first": 1, "flaky": 2, "last": 1}
+    log = await read_log(runner, failed.session_id)
+    assert log.started_count("/first@1") == 1
+    assert log.started_count("/flaky@1") == 2
+    assert log.status() == ["failed", "completed"]
+    assert (await runner.result(failed.session_id)).output == "in>first>flaky>last"
+
+
+async def test_retry_after_failure_in_a_parallel_branch(calls: Any) -> None:
+    broken = {"on": True}
+
+    def steady(node_input: str) -> str:
+        calls["steady"] += 1
+        return "steady"
+
+    def shaky(node_input: str) -> str:
+        calls["shaky"] += 1
+        if broken["on"]:
+            raise Flaky("down")
+        return "shaky"
+
+    def report(node_input: dict[str, Any]) -> str:
+        calls["report"] += 1
+        return f"{node_input['steady']}+{node_input['shaky']}"
+
+    join = JoinNode(name="join")
+    runner = Runner(Workflow(name="wf", edges=[(START, (steady, shaky), join, report)]))
+    failed = await runner.run("in")
+    assert failed.status == "failed"
+    broken["on"] = False
+    result = await runner.resume(failed.session_id, {})
+    assert result.output == "steady+shaky"
+    assert calls == {"steady": 1, "shaky": 2, "report": 1}
+
+
+async def test_retry_a_failed_run_from_a_loaded_log(calls: Any) -> None:
+    broken = {"on": True}
+
+    def first(node_input: str) -> str:
+        calls["first"] += 1
+        return "one"
+
+    def second(node_input: str) -> str:
+        calls["second"] += 1
+        if broken["on"]:
+            raise Flaky("down")
+        return node_input + "+two"
+
+    wf = Workflow(name="wf", edges=[(START, first, second)])
+    store = InMemoryEventStore()
+    failed = await Runner(wf, store=store).run("in")
+    broken["on"] = False
+    fresh = Runner(wf, store=InMemoryEventStore.load(store.dump(failed.session_id)))
+    result = await fresh.resume(failed.session_id, {})
+    assert result.output == "one+two"
+    assert calls == {"first": 1, "second": 2}
+
+
+async def test_a_completed_run_cannot_be_resumed(read_log: Any) -> None:
+    runner = Runner(one_step(FunctionNode(lambda node_input: "x", name="f")))
+    done = await runner.run(None)
+    before = (await read_log(runner, done.session_id)).events
+    with pytest.raises(SessionStateError):
+        await runner.resume(done.session_id, {})
+    assert (await read_log(runner, done.session_id)).events == before
