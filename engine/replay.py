@@ -18,7 +18,10 @@ from .events import Answer, ErrorInfo, Event, Interrupt
 class NodeRecord:
     """What the log says about one node path."""
 
-    __slots__ = ("answers_since_start", "done", "error", "has_output", "output", "pending", "resolved", "route", "started")
+    __slots__ = (
+        "answers_since_start", "done", "error", "failed_below", "has_output", "output", "pending",
+        "resolved", "route", "started",
+    )
 
     def __init__(self) -> None:
         self.started = False
@@ -30,6 +33,7 @@ class NodeRecord:
         self.pending: dict[str, Interrupt] = {}
         self.resolved: dict[str, Any] = {}
         self.answers_since_start = 0
+        self.failed_below: set[str] = set()
 
 
 def ancestors(path: str) -> list[str]:
@@ -66,6 +70,8 @@ class ReplayIndex:
         kind = event.kind
         if kind == "started":
             record = self.record(event.node_path)
+            if record.error is not None:
+                self._mark_failed(event.node_path, False)
             record.started = True
             record.done = False
             record.error = None
@@ -78,6 +84,7 @@ class ReplayIndex:
             self._apply_answer(event, event.answer)
         elif kind == "error":
             self.record(event.node_path).error = event.error
+            self._mark_failed(event.node_path, True)
         elif kind == "status":
             self.status = event.status
             self.error = event.error if event.status == "failed" else None
@@ -94,8 +101,19 @@ class ReplayIndex:
             self.record(event.node_path).route = event.route
         if event.kind == "completed":
             record = self.record(event.node_path)
+            if record.error is not None:
+                self._mark_failed(event.node_path, False)
             record.done = True
             record.error = None
+
+    def _mark_failed(self, path: str, failed: bool) -> None:
+        """Tell the ancestors of ``path`` that a descendant failed, or no longer has."""
+        for prefix in ancestors(path)[:-1]:
+            below = self.record(prefix).failed_below
+            if failed:
+                below.add(path)
+            else:
+                below.discard(path)
 
     def _apply_interrupt(self, interrupt: Interrupt) -> None:
         self.pending[interrupt.id] = interrupt
@@ -130,8 +148,8 @@ def decide(record: NodeRecord | None, *, rerun_on_resume: bool, is_workflow: boo
     if is_workflow:
         return Action.RERUN
     if record.pending:
-        if rerun_on_resume and record.answers_since_start:
-            return Action.RERUN
+        if rerun_on_resume and (record.answers_since_start or record.failed_below):
+            return Action.RERUN  # an answer or a failure below it needs this node to run again
         return Action.WAIT
     if record.done:
         return Action.FORWARD
