@@ -1,0 +1,338 @@
+"""Failures in dynamic workflows: failing children, detached tasks, broken rules and bad answers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from engine import Context, InMemoryEventStore, RequestInput, RetryConfig, Runner, Workflow, node
+from engine.errors import InterruptAlreadyAnswered, InvalidAnswerError, UnknownInterruptError
+
+
+def single(orchestrator: Any) -> Workflow:
+    return Workflow(name="wf", edges=[("START", orchestrator)])
+
+
+async def test_failing_child_fails_its_caller_and_the_run(
+    calls: Counter[str], store: InMemoryEventStore, read_log: Any
+) -> None:
+    @node
+    def broken(node_input: Any) -> None:
+        calls["broken"] += 1
+        raise KeyError("missing sku")
+
+    @node
+    def never(node_input: Any) -> None:
+        calls["never"] += 1
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> None:
+        calls["orch"] += 1
+        await ctx.run_node(broken)
+        await ctx.run_node(never)
+
+    runner = Runner(Workflow(name="wf", edges=[("START", orch, never)]), store=store)
+    result = await runner.run()
+
+    assert result.status == "failed"
+    assert result.error_type == "KeyError"
+    assert "missing sku" in (result.error or "")
+    assert "wf@1/orch@1/broken@1" in (result.error or "")
+    assert calls == {"orch": 1, "broken": 1}
+    log = await read_log(runner, result.session_id)
+    assert [e.node_path for e in log.errors()] == ["wf@1/orch@1/broken@1"]
+
+
+async def test_caller_that_catches_a_failing_child_carries_on(
+    calls: Counter[str], store: InMemoryEventStore, read_log: Any
+) -> None:
+    @node
+    def broken(node_input: Any) -> None:
+        calls["broken"] += 1
+        raise KeyError("missing sku")
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> str:
+        try:
+            await ctx.run_node(broken)
+        except KeyError as error:
+            return f"fallback after {error}"
+        return "unreachable"
+
+    runner = Runner(single(orch), store=store)
+    result = await runner.run()
+
+    assert result.status == "completed"
+    assert result.output == "fallback after 'missing sku'"
+    log = await read_log(runner, result.session_id)
+    assert [e.node_path for e in log.errors()] == ["wf@1/orch@1/broken@1"]
+
+
+async def test_resume_after_a_failed_child_re_runs_only_that_child(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node
+    def a(node_input: Any) -> str:
+        calls["a"] += 1
+        return "a"
+
+    @node
+    def b(node_input: Any) -> str:
+        calls["b"] += 1
+        if calls["b"] == 1:
+            raise TimeoutError("slow service")
+        return "b"
+
+    @node
+    def c(node_input: Any) -> str:
+        calls["c"] += 1
+        return "c"
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> str:
+        calls["orch"] += 1
+        parts = [await ctx.run_node(a)]
+        parts += await asyncio.gather(ctx.run_node(b), ctx.run_node(c))
+        return "".join(parts)
+
+    runner = Runner(single(orch), store=store)
+    failed = await runner.run()
+    assert failed.status == "failed"
+    assert calls == {"orch": 1, "a": 1, "b": 1, "c": 1}
+
+    result = await runner.resume(failed.session_id, {})
+    assert result.output == "abc"
+    assert calls == {"orch": 2, "a": 1, "b": 2, "c": 1}
+
+
+async def test_retry_of_a_failed_child_is_not_deferred_by_a_waiting_sibling(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node
+    def flaky(node_input: Any) -> str:
+        calls["flaky"] += 1
+        if calls["flaky"] == 1:
+            raise ConnectionError("flaky")
+        return "fixed"
+
+    @node
+    async def ask(node_input: Any) -> AsyncGenerator[Any, None]:
+        calls["ask"] += 1
+        yield RequestInput(interrupt_id="q")
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> list[Any]:
+        calls["orch"] += 1
+        return list(await asyncio.gather(ctx.run_node(flaky), ctx.run_node(ask)))
+
+    runner = Runner(single(orch), store=store)
+    failed = await runner.run()
+    assert failed.status == "failed"
+
+    retried = await runner.resume(failed.session_id, {})
+    assert retried.status == "waiting"
+    assert calls == {"orch": 2, "flaky": 2, "ask": 1}
+
+    result = await runner.resume(failed.session_id, {"q": "ok"})
+    assert result.output == ["fixed", "ok"]
+    assert calls == {"orch": 3, "flaky": 2, "ask": 1}
+
+
+async def test_retry_config_applies_to_dynamic_children(calls: Counter[str], store: InMemoryEventStore, read_log: Any) -> None:
+    @node(retry_config=RetryConfig(max_attempts=3, initial_delay=0.001, jitter=0))
+    def wobbly(ctx: Context, node_input: Any) -> int:
+        calls["wobbly"] += 1
+        if ctx.attempt_count < 3:
+            raise ConnectionError(f"attempt {ctx.attempt_count}")
+        return ctx.attempt_count
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> int:
+        return await ctx.run_node(wobbly)
+
+    runner = Runner(single(orch), store=store)
+    result = await runner.run()
+
+    assert result.output == 3
+    assert calls["wobbly"] == 3
+    log = await read_log(runner, result.session_id)
+    assert [e.node_path for e in log.errors()] == ["wf@1/orch@1/wobbly@1"] * 2
+
+
+async def test_detached_child_that_interrupts_fails_the_run_naming_the_node(
+    store: InMemoryEventStore,
+) -> None:
+    @node
+    async def ask(node_input: Any) -> AsyncGenerator[Any, None]:
+        yield RequestInput(interrupt_id="q")
+
+    @node
+    async def slow(node_input: Any) -> str:
+        await asyncio.sleep(0.01)
+        return "slow"
+
+    tasks: list[asyncio.Task[Any]] = []
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> str:
+        tasks.append(asyncio.create_task(ctx.run_node(ask)))  # never awaited
+        return await ctx.run_node(slow)
+
+    result = await Runner(single(orch), store=store).run()
+
+    assert result.status == "failed"
+    assert result.error_type == "RuntimeError"
+    assert "wf@1/orch@1" in (result.error or "")
+    assert "ask@1" in (result.error or "")
+
+
+async def test_detached_child_that_interrupts_after_its_caller_returned_fails_the_run(
+    store: InMemoryEventStore,
+) -> None:
+    @node
+    async def ask(node_input: Any) -> AsyncGenerator[Any, None]:
+        yield RequestInput(interrupt_id="q")
+
+    tasks: list[asyncio.Task[Any]] = []
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> str:
+        tasks.append(asyncio.create_task(ctx.run_node(ask)))  # never awaited
+        return "returned at once"
+
+    result = await Runner(single(orch), store=store).run()
+
+    assert result.status == "failed"
+    assert result.error_type == "RuntimeError"
+    assert "wf@1/orch@1" in (result.error or "")
+    assert "ask@1" in (result.error or "")
+
+
+async def test_numeric_custom_run_id_fails_the_run_naming_node_and_rule(store: InMemoryEventStore) -> None:
+    @node
+    def process(node_input: Any) -> Any:
+        return node_input
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> Any:
+        return await ctx.run_node(process, 1, run_id="42")
+
+    result = await Runner(single(orch), store=store).run()
+
+    assert result.status == "failed"
+    assert '"42"' in (result.error or "")
+    assert "process" in (result.error or "")
+    assert "non-numeric" in (result.error or "")
+
+
+async def test_second_use_as_output_fails_the_run_naming_node_and_rule(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node
+    def worker(node_input: Any) -> Any:
+        calls["worker"] += 1
+        return node_input
+
+    @node(rerun_on_resume=True)
+    async def delegator(ctx: Context) -> None:
+        await ctx.run_node(worker, 1, use_as_output=True)
+        await ctx.run_node(worker, 2, use_as_output=True)
+
+    result = await Runner(single(delegator), store=store).run()
+
+    assert result.status == "failed"
+    assert "wf@1/delegator@1" in (result.error or "")
+    assert "use_as_output" in (result.error or "")
+    assert calls["worker"] == 1
+
+
+async def test_run_node_from_a_node_without_rerun_on_resume_fails_the_run(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node
+    def child(node_input: Any) -> str:
+        calls["child"] += 1
+        return "child"
+
+    @node
+    async def orch(ctx: Context) -> str:
+        return await ctx.run_node(child)
+
+    result = await Runner(single(orch), store=store).run()
+
+    assert result.status == "failed"
+    assert "wf@1/orch@1" in (result.error or "")
+    assert "rerun_on_resume" in (result.error or "")
+    assert calls["child"] == 0
+
+
+# -- caller errors leave the log unchanged -----------------------------------------------------
+
+
+class Approval(BaseModel):
+    approved: bool
+    note: str = ""
+
+
+async def waiting_on_two(store: InMemoryEventStore) -> tuple[Runner, str]:
+    @node
+    async def ask(node_input: str) -> AsyncGenerator[Any, None]:
+        yield RequestInput(message=node_input, interrupt_id=node_input, response_schema=Approval)
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> list[Any]:
+        return list(await asyncio.gather(ctx.run_node(ask, "first"), ctx.run_node(ask, "second")))
+
+    runner = Runner(single(orch), store=store)
+    result = await runner.run()
+    assert result.status == "waiting"
+    return runner, result.session_id
+
+
+async def snapshot(store: InMemoryEventStore, session_id: str) -> tuple[Any, str]:
+    return store.dump(session_id)["events"], (await store.get_session(session_id)).status
+
+
+async def test_unknown_interrupt_id_raises_and_leaves_the_log_unchanged(store: InMemoryEventStore) -> None:
+    runner, session_id = await waiting_on_two(store)
+    before = await snapshot(store, session_id)
+
+    with pytest.raises(UnknownInterruptError):
+        await runner.resume(session_id, {"first": {"approved": True}, "nope": {"approved": True}})
+
+    assert await snapshot(store, session_id) == before
+
+
+async def test_already_answered_interrupt_raises_and_leaves_the_log_unchanged(
+    store: InMemoryEventStore,
+) -> None:
+    runner, session_id = await waiting_on_two(store)
+    partial = await runner.resume(session_id, {"first": {"approved": True}}, actor="alice")
+    assert [i.id for i in partial.interrupts] == ["second"]
+    before = await snapshot(store, session_id)
+
+    with pytest.raises(InterruptAlreadyAnswered) as raised:
+        await runner.resume(session_id, {"first": {"approved": False}}, actor="bob")
+
+    assert raised.value.answered_by == "alice"
+    assert await snapshot(store, session_id) == before
+
+
+async def test_invalid_answer_raises_with_field_errors_and_leaves_the_log_unchanged(
+    store: InMemoryEventStore,
+) -> None:
+    runner, session_id = await waiting_on_two(store)
+    before = await snapshot(store, session_id)
+
+    with pytest.raises(InvalidAnswerError) as raised:
+        await runner.resume(session_id, {"first": {"approved": True}, "second": {"approved": "maybe"}})
+
+    assert "approved" in raised.value.field_errors
+    assert await snapshot(store, session_id) == before
+    result = await runner.resume(session_id, {"first": {"approved": True}, "second": {"approved": False}})
+    assert result.output == [{"approved": True}, {"approved": False}]
