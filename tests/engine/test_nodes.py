@@ -282,6 +282,24 @@ def test_types_are_inferred_from_annotations() -> None:
     assert plain.input_type is None and plain.output_type is None
 
 
+async def test_types_of_models_defined_in_a_function() -> None:
+    # This module uses ``from __future__ import annotations``: these hints are strings
+    # naming classes local to the test.
+    class LocalOrder(BaseModel):
+        item: str
+        quantity: int
+
+    def take(node_input: LocalOrder) -> str:
+        assert isinstance(node_input, LocalOrder)
+        return f"{node_input.quantity} x {node_input.item}"
+
+    made = FunctionNode(take)
+    assert made.input_type is LocalOrder
+    wf = one_step(made)
+    assert wf.input_schema == LocalOrder.model_json_schema()
+    assert (await Runner(wf).run({"item": "pen", "quantity": 2})).output == "2 x pen"
+
+
 def test_workflow_input_schema_comes_from_the_first_node() -> None:
     def take(node_input: Order) -> str:
         return node_input.item

@@ -216,3 +216,21 @@ def test_rule8_only_compares_where_both_sides_are_models() -> None:
 
     Workflow(name="wf", edges=[(START, write, anything)])
     Workflow(name="wf", edges=[(START, count, take_review)])
+
+
+def test_rule8_with_models_defined_in_a_function() -> None:
+    # Models local to a function, in a module with ``from __future__ import annotations``
+    # (the house style): the hints are strings naming local classes.
+    class LocalDraft(BaseModel):
+        text: str
+
+    class LocalReview(BaseModel):
+        verdict: str
+
+    def write(node_input: str) -> LocalDraft:
+        return LocalDraft(text=node_input)
+
+    def review(node_input: LocalReview) -> str:
+        return node_input.verdict
+
+    rejects(8, [(START, write, review)], "write", "review")
