@@ -116,10 +116,19 @@ def _first_answer(session_id: str, interrupt_id: str) -> tuple[str | None, Any]:
     return (row["answered_by"], row["answered_at"]) if row else (None, None)
 
 
-def _answer_target(session_id: str, user: Any) -> tuple[Session, str | None]:
+def _answer_target(session_id: str, interrupt_id: str, user: Any) -> tuple[Session, str | None, str | None]:
+    """The run, the actor, and the inbox status of the interrupt's latest request (None if never asked)."""
     if not can_answer(user):
         raise NotAllowedError(f"{actor_name(user) or 'An anonymous user'} may not answer interrupts")
-    return _session(session_id), actor_name(user)
+    session = _session(session_id)
+    status = (
+        Interrupt.objects.filter(session_id=session_id, interrupt_id=interrupt_id)
+        .exclude(status=InterruptStatus.SUPERSEDED)
+        .order_by("-request_seq")
+        .values_list("status", flat=True)
+        .first()
+    )
+    return session, actor_name(user), status
 
 
 async def answer_interrupt(
@@ -132,10 +141,13 @@ async def answer_interrupt(
     ``.answered_at``: who answered first, and when) or ``SessionStateError``; refused
     attempts on a known interrupt are recorded in ``AnswerAttempt``.
     """
-    session, actor = await sync_to_async(_answer_target)(session_id, user)
+    session, actor, status = await sync_to_async(_answer_target)(session_id, interrupt_id, user)
     runner = Runner(get_workflow(session.workflow), store=DjangoEventStore())
     for _ in range(_CONFLICT_RETRIES):
         try:
+            if status == InterruptStatus.ANSWERED:
+                # Say who was first even when the run has ended since (the engine would only say "completed").
+                raise InterruptAlreadyAnswered(interrupt_id)
             await runner.answer(session_id, {interrupt_id: value}, actor=actor)
             break
         except ConcurrencyError:

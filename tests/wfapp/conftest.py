@@ -1,12 +1,18 @@
-"""Fixtures for the Django side: real commits, and no connection left open in worker threads."""
+"""Fixtures for the Django side: real commits, a runtime in the test's loop, test workflows."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.contrib.auth.models import Permission, User
 from django.db import connections
+
+from tests.wfapp.flows import PATHS
+from wfapp import runtime
+from wfapp.runtime import Runtime
 
 
 @pytest.fixture(autouse=True)
@@ -14,3 +20,50 @@ async def _close_thread_connections() -> AsyncIterator[None]:
     """Close the connections opened by ``sync_to_async`` so test databases can be dropped."""
     yield
     await sync_to_async(connections.close_all)()
+
+
+@pytest.fixture
+def test_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where the test workflows count executions and look for their release files."""
+    monkeypatch.setenv("WFAPP_TEST_DIR", str(tmp_path))
+    return tmp_path
+
+
+@pytest.fixture
+def workflows(settings: pytest.FixtureRequest, test_dir: Path) -> Iterator[None]:
+    """Register the test workflows next to the demos."""
+    settings.WFAPP_WORKFLOWS = [*settings.WFAPP_WORKFLOWS, *PATHS.values()]
+    yield
+
+
+@pytest.fixture
+async def engine_runtime(transactional_db: None, workflows: None) -> AsyncIterator[Runtime]:
+    """The process's runtime, started in the test's event loop."""
+    started = Runtime()
+    runtime.install(started)
+    await started.start()
+    yield started
+    await started.stop()
+    runtime.install(None)
+
+
+def _user(username: str, *, may_answer: bool) -> User:
+    user = User.objects.create_user(username=username, password="pw-" + username)
+    if may_answer:
+        user.user_permissions.add(Permission.objects.get(codename="answer_interrupt", content_type__app_label="wfapp"))
+    return User.objects.get(pk=user.pk)  # fresh: no stale permission cache
+
+
+@pytest.fixture
+def alice(transactional_db: None) -> User:
+    return _user("alice", may_answer=True)
+
+
+@pytest.fixture
+def bob(transactional_db: None) -> User:
+    return _user("bob", may_answer=True)
+
+
+@pytest.fixture
+def mallory(transactional_db: None) -> User:
+    return _user("mallory", may_answer=False)

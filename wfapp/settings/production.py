@@ -8,10 +8,12 @@ Required: ``SECRET_KEY``, ``ALLOWED_HOSTS`` (comma-separated). Optional: ``DATAB
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
+from .base import DATA_DIR
 from .environment import env_bool, env_list
 
 
@@ -39,6 +41,7 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
+STATIC_ROOT = Path(os.environ.get("WFAPP_STATIC_ROOT", DATA_DIR / "static"))  # for collectstatic
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},

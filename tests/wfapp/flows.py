@@ -1,0 +1,119 @@
+"""Workflows the wfapp tests register besides the demos.
+
+Counters go to files under ``WFAPP_TEST_DIR`` (set by the tests) so that they survive the
+serving subprocess being killed; ``count(name)`` reads them back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from engine import START, RequestInput, Workflow, node
+
+PATHS = {
+    name: f"tests.wfapp.flows:{name}" for name in ("approval", "blocking", "rendezvous", "flaky")
+}
+
+
+def _dir() -> Path:
+    path = Path(os.environ.get("WFAPP_TEST_DIR", "/tmp/wfapp-tests"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def bump(name: str) -> None:
+    """Count one execution of ``name`` (one byte appended to its file)."""
+    with open(_dir() / f"{name}.count", "ab") as handle:
+        handle.write(b".")
+
+
+def count(name: str) -> int:
+    try:
+        return (_dir() / f"{name}.count").stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+class Decision(BaseModel):
+    approved: bool
+    comment: str = ""
+
+
+# -- approval: ask once, then finish (counts how often finish runs) --------------------------
+
+
+def prepare(node_input: dict[str, Any]) -> dict[str, Any]:
+    bump("approval.prepare")
+    return node_input
+
+
+@node(rerun_on_resume=False)
+async def ask(node_input: dict[str, Any]):  # type: ignore[no-untyped-def]
+    yield RequestInput(interrupt_id="ok", message=f"Approve {node_input}?", payload=node_input, response_schema=Decision)
+
+
+def finish(node_input: dict[str, Any]) -> dict[str, Any]:
+    bump("approval.finish")
+    return {"approved": node_input["approved"]}
+
+
+approval = Workflow(name="approval", edges=[(START, prepare, ask, finish)])
+
+
+# -- blocking: the middle node waits for a file to appear --------------------------------------
+
+
+def first(node_input: Any) -> Any:
+    bump("blocking.first")
+    return node_input
+
+
+async def wait_for_file(node_input: Any) -> Any:
+    bump("blocking.wait")
+    release = _dir() / "release"
+    while not release.exists():
+        await asyncio.sleep(0.05)
+    return node_input
+
+
+def last(node_input: Any) -> Any:
+    bump("blocking.last")
+    return {"done": node_input}
+
+
+blocking = Workflow(name="blocking", edges=[(START, first, wait_for_file, last)])
+
+
+# -- rendezvous: every run waits until all runs of its group have arrived ------------------------
+
+_arrived: dict[str, int] = {}
+
+
+async def meet(node_input: dict[str, Any]) -> dict[str, Any]:
+    group, size = node_input["group"], node_input["size"]
+    _arrived[group] = _arrived.get(group, 0) + 1
+    async with asyncio.timeout(20):
+        while _arrived[group] < size:
+            await asyncio.sleep(0.01)
+    return {"met": size}
+
+
+rendezvous = Workflow(name="rendezvous", edges=[(START, meet)])
+
+
+# -- flaky: fails until a file exists, then succeeds ------------------------------------------------
+
+
+def flaky_step(node_input: Any) -> Any:
+    bump("flaky.step")
+    if not (_dir() / "healthy").exists():
+        raise RuntimeError("the downstream service is unavailable")
+    return {"ok": node_input}
+
+
+flaky = Workflow(name="flaky", edges=[(START, node(flaky_step, name="step"))])
