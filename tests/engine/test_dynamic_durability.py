@@ -122,7 +122,9 @@ async def test_json_log_round_trips_without_loss(store: InMemoryEventStore) -> N
     reloaded = InMemoryEventStore.load(json.loads(json.dumps(saved)))
 
     assert reloaded.dump(first.session_id) == saved
-    result = await Runner(WORKFLOW, store=reloaded).resume(first.session_id, {"approve-ab": "ok", "confirm": "me"})
+    result = await Runner(WORKFLOW, store=reloaded).resume(
+        first.session_id, {"approve-ab": "ok", "confirm": "me"}
+    )
     assert result.output == {"total": 200, "decisions": ["ok"], "note": "order confirmed by me"}
 
 

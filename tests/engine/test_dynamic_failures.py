@@ -143,7 +143,9 @@ async def test_retry_of_a_failed_child_is_not_deferred_by_a_waiting_sibling(
     assert calls == {"orch": 3, "flaky": 2, "ask": 1}
 
 
-async def test_retry_config_applies_to_dynamic_children(calls: Counter[str], store: InMemoryEventStore, read_log: Any) -> None:
+async def test_retry_config_applies_to_dynamic_children(
+    calls: Counter[str], store: InMemoryEventStore, read_log: Any
+) -> None:
     @node(retry_config=RetryConfig(max_attempts=3, initial_delay=0.001, jitter=0))
     def wobbly(ctx: Context, node_input: Any) -> int:
         calls["wobbly"] += 1

@@ -473,7 +473,9 @@ async def test_case7_child_in_flight_when_the_process_stopped_runs_again(
     saved = store.dump(done.session_id)
     events = saved["events"]
     cut = next(
-        i for i, e in enumerate(events) if e["kind"] == "started" and e["node_path"] == "wf@1/orch@1/second_step@1"
+        i
+        for i, e in enumerate(events)
+        if e["kind"] == "started" and e["node_path"] == "wf@1/orch@1/second_step@1"
     )
     crashed = InMemoryEventStore.load({**saved, "events": events[: cut + 1], "status": "running"})
     calls.clear()

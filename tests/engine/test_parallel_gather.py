@@ -116,7 +116,9 @@ async def test_nested_gathers_collect_interrupts_from_every_level(
 
     @node(rerun_on_resume=True)
     async def orch(ctx: Context) -> list[Any]:
-        return list(await asyncio.gather(*(ctx.run_node(group, [3 * g, 3 * g + 1, 3 * g + 2]) for g in range(3))))
+        return list(
+            await asyncio.gather(*(ctx.run_node(group, [3 * g, 3 * g + 1, 3 * g + 2]) for g in range(3)))
+        )
 
     runner = Runner(Workflow(name="wf", edges=[("START", orch)]), store=store_class())
     first = await runner.run()

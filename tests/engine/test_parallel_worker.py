@@ -66,7 +66,9 @@ async def test_parallel_worker_runs_at_most_max_parallel_workers_items_at_once(
     assert all(calls[f"item{i}"] == 1 for i in range(10))
 
 
-async def test_parallel_worker_bound_defaults_to_eight(calls: Counter[str], store: InMemoryEventStore) -> None:
+async def test_parallel_worker_bound_defaults_to_eight(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
     pw = peak_tracking_worker(calls, limit=None)
     runner = Runner(Workflow(name="wf", edges=[("START", pw)]), store=store)
     result = await runner.run(list(range(20)))

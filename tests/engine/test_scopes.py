@@ -115,7 +115,9 @@ async def test_interrupt_inside_a_dynamically_run_workflow_resumes_inside_its_sc
         calls["ask"] += 1
         yield RequestInput(interrupt_id=f"q-{node_input}")
 
-    inner = Workflow(name="inner", edges=[("START", counted(calls, "prep", "{x}"), ask, counted(calls, "post"))])
+    inner = Workflow(
+        name="inner", edges=[("START", counted(calls, "prep", "{x}"), ask, counted(calls, "post"))]
+    )
 
     @node(rerun_on_resume=True)
     async def orch(ctx: Context) -> list[str]:
@@ -124,7 +126,10 @@ async def test_interrupt_inside_a_dynamically_run_workflow_resumes_inside_its_sc
 
     runner = Runner(Workflow(name="wf", edges=[("START", orch)]), store=store)
     first = await runner.run()
-    assert sorted(i.node_path for i in first.interrupts) == ["wf@1/orch@1/inner@1/ask@1", "wf@1/orch@1/inner@2/ask@1"]
+    assert sorted(i.node_path for i in first.interrupts) == [
+        "wf@1/orch@1/inner@1/ask@1",
+        "wf@1/orch@1/inner@2/ask@1",
+    ]
 
     second = await runner.resume(first.session_id, {"q-b": "B"})
     assert [i.id for i in second.interrupts] == ["q-a"]

@@ -12,7 +12,17 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from engine import BaseNode, Context, Event, FunctionNode, InMemoryEventStore, RequestInput, Runner, Workflow, node
+from engine import (
+    BaseNode,
+    Context,
+    Event,
+    FunctionNode,
+    InMemoryEventStore,
+    RequestInput,
+    Runner,
+    Workflow,
+    node,
+)
 
 
 def runs(log: Any, path: str) -> int:
@@ -50,7 +60,11 @@ async def test_get_started(store: InMemoryEventStore, read_log: Any) -> None:
 
     assert result.output == "Hello World"
     log = await read_log(runner, result.session_id)
-    assert log.started() == ["root_agent@1", "root_agent@1/my_workflow@1", "root_agent@1/my_workflow@1/hello_node@1"]
+    assert log.started() == [
+        "root_agent@1",
+        "root_agent@1/my_workflow@1",
+        "root_agent@1/my_workflow@1/hello_node@1",
+    ]
     assert log.outputs()["root_agent@1/my_workflow@1/hello_node@1"] == "Hello World"
 
 
@@ -67,7 +81,7 @@ async def test_nodes_decorator_and_function_node_wrapper(store: InMemoryEventSto
     decorated = my_function_node
 
     # base function
-    def my_function_node(node_input: Any):  # noqa: F811 - the seed redefines it on purpose
+    def my_function_node(node_input: Any):
         return "Hello World"
 
     # FunctionNode wrapper with options
@@ -165,7 +179,7 @@ async def test_data_handling_editorial_workflow(store: InMemoryEventStore, read_
 
 class CityTime(BaseModel):
     time_info: str  # time information
-    city: str       # city name
+    city: str  # city name
 
 
 @node
@@ -198,7 +212,10 @@ async def test_data_handling_city_workflow_with_schemas(store: InMemoryEventStor
 
     assert result.output == "It is 10:10 AM in Paris."
     log = await read_log(runner, result.session_id)
-    assert log.outputs()["wf@1/city_workflow@1/city_time_function@1"] == {"time_info": "10:10 AM", "city": "Paris"}
+    assert log.outputs()["wf@1/city_workflow@1/city_time_function@1"] == {
+        "time_info": "10:10 AM",
+        "city": "Paris",
+    }
     assert dynamic_paths(log, "wf@1/city_workflow@1") == [
         "wf@1/city_workflow@1/city_time_function@1",
         "wf@1/city_workflow@1/city_report_agent@1",
@@ -252,24 +269,29 @@ def loop_workflow(findings_for: Any) -> Workflow:
         # Simulate API call or lint check
         class Response(BaseModel):
             findings: str = findings_for(code)
+
         return Response()
 
     @node(name="fixer_agent")
     def fixer_agent(node_input: dict[str, str]) -> str:
-        return node_input["code"].replace("import os\n", "", 1) if "import os" in node_input["code"] else node_input["code"] + "\n# fixed"
+        return (
+            node_input["code"].replace("import os\n", "", 1)
+            if "import os" in node_input["code"]
+            else node_input["code"] + "\n# fixed"
+        )
 
     @node(rerun_on_resume=True)  # workflow node
     async def code_workflow(ctx: Context, user_request: str):
-      code = await ctx.run_node(coder_agent, user_request)
-      check_resp = await ctx.run_node(compile_lint_check, code)
-
-      while check_resp.findings:
-        yield Event(state={"code": code, "findings": check_resp.findings})
-        code = await ctx.run_node(fixer_agent, {"code": code, "findings": check_resp.findings})
-
+        code = await ctx.run_node(coder_agent, user_request)
         check_resp = await ctx.run_node(compile_lint_check, code)
 
-      yield code
+        while check_resp.findings:
+            yield Event(state={"code": code, "findings": check_resp.findings})
+            code = await ctx.run_node(fixer_agent, {"code": code, "findings": check_resp.findings})
+
+            check_resp = await ctx.run_node(compile_lint_check, code)
+
+        yield code
 
     return Workflow(name="wf", edges=[("START", code_workflow)])
 
@@ -294,7 +316,9 @@ async def test_loop_route_without_findings(store: InMemoryEventStore, read_log: 
     assert log.of_kind("state") == []
 
 
-async def test_loop_route_fixes_until_the_lint_check_is_clean(store: InMemoryEventStore, read_log: Any) -> None:
+async def test_loop_route_fixes_until_the_lint_check_is_clean(
+    store: InMemoryEventStore, read_log: Any
+) -> None:
     """Run code_workflow with a simulated lint check that finds two problems, one per round.
 
     Adaptation: coder_agent and fixer_agent, LLM agents, are function nodes.
@@ -333,9 +357,7 @@ async def test_loop_route_fixes_until_the_lint_check_is_clean(store: InMemoryEve
 
 def supervisor_workflow(real_node: BaseNode) -> Workflow:
     @node(rerun_on_resume=True)
-    async def parallel_supervisor(
-        ctx: Context, node_input: list[Any]
-    ):
+    async def parallel_supervisor(ctx: Context, node_input: list[Any]):
         """Runs a worker node in parallel for each item in the input list."""
         tasks = []
         for item in node_input:
@@ -448,8 +470,8 @@ class Product(BaseModel):
 
 
 class Order(BaseModel):
-  order_id: str
-  cart_items: list[Product]
+    order_id: str
+    cart_items: list[Product]
 
 
 async def get_orders() -> list[Order]:
@@ -466,18 +488,18 @@ def process_order(node_input: Order) -> str:
 
 @node(rerun_on_resume=True)
 async def process_all_orders(ctx: Context, node_input: Any):
-  orders = await get_orders()
+    orders = await get_orders()
 
-  process_tasks = []
-  for order in orders:
-    # Use run_id to provide a custom identifier.
-    # Custom run_ids must contain at least one non-numeric character
-    # to avoid collision with auto-generated sequential numeric IDs.
-    task = ctx.run_node(process_order, order, run_id=f"order-{order.order_id}")
-    process_tasks.append(task)
+    process_tasks = []
+    for order in orders:
+        # Use run_id to provide a custom identifier.
+        # Custom run_ids must contain at least one non-numeric character
+        # to avoid collision with auto-generated sequential numeric IDs.
+        task = ctx.run_node(process_order, order, run_id=f"order-{order.order_id}")
+        process_tasks.append(task)
 
-  results = await asyncio.gather(*process_tasks)
-  return results
+    results = await asyncio.gather(*process_tasks)
+    return results
 
 
 async def test_custom_execution_ids(store: InMemoryEventStore, read_log: Any) -> None:
