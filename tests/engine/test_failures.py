@@ -346,3 +346,68 @@ async def test_a_completed_run_cannot_be_resumed(read_log: Any) -> None:
     with pytest.raises(SessionStateError):
         await runner.resume(done.session_id, {})
     assert (await read_log(runner, done.session_id)).events == before
+
+
+async def test_a_retried_node_gives_the_output_of_its_successful_attempt(read_log: Any) -> None:
+    @node(retry_config=RetryConfig(max_attempts=2, **FAST))
+    def unsteady(ctx: Context, node_input: Any):  # type: ignore[no-untyped-def]
+        yield f"attempt {ctx.attempt_count}"
+        if ctx.attempt_count == 1:
+            raise Flaky("after yielding")
+
+    def after(node_input: str) -> str:
+        return f"after {node_input}"
+
+    runner = Runner(Workflow(name="wf", edges=[(START, unsteady, after)]))
+    result = await runner.run(None)
+    assert result.status == "completed"
+    assert result.output == "after attempt 2"
+
+
+async def test_state_written_by_a_failed_attempt_through_ctx_is_discarded() -> None:
+    @node(retry_config=RetryConfig(max_attempts=2, **FAST))
+    def unsteady(ctx: Context, node_input: Any) -> str:
+        ctx.state[f"attempt_{ctx.attempt_count}"] = True
+        if ctx.attempt_count == 1:
+            raise Flaky("first attempt")
+        return "ok"
+
+    def after(ctx: Context, node_input: Any) -> list[str]:
+        return sorted(ctx.state)
+
+    result = await Runner(Workflow(name="wf", edges=[(START, unsteady, after)])).run(None)
+    assert result.output == ["attempt_2"]
+
+
+async def test_retry_a_failed_run_inside_a_loop(read_log: Any, calls: Any) -> None:
+    broken = {"on": True}
+
+    def a(node_input: Any) -> int:
+        calls["a"] += 1
+        return (node_input or 0) + 1
+
+    def b(ctx: Context, node_input: int) -> int:
+        calls["b"] += 1
+        if node_input == 2 and broken["on"]:
+            raise Flaky("second lap")
+        ctx.route = "again" if node_input < 3 else "done"
+        return node_input
+
+    def c(node_input: int) -> str:
+        calls["c"] += 1
+        return f"laps {node_input}"
+
+    runner = Runner(Workflow(name="wf", edges=[(START, a, b, {"again": a, "done": c})]))
+    failed = await runner.run(None)
+    assert failed.status == "failed"
+    assert calls == {"a": 2, "b": 2}
+    log = await read_log(runner, failed.session_id)
+    assert [e.node_path for e in log.errors()] == ["wf@1/b@2"]
+
+    broken["on"] = False
+    result = await runner.resume(failed.session_id, {})
+    assert result.output == "laps 3"
+    assert calls == {"a": 3, "b": 4, "c": 1}
+    log = await read_log(runner, failed.session_id)
+    assert log.started_count("/a@1") == 1 and log.started_count("/b@1") == 1
+    assert log.started_count("/a@2") == 1 and log.started_count("/b@2") == 2

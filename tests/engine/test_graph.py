@@ -216,6 +216,22 @@ async def test_a_node_may_emit_a_list_of_routes() -> None:
     assert len(b.seen) == 1 and len(c.seen) == 1 and d.seen == []
 
 
+async def test_unconditional_edges_are_followed_whatever_the_route(read_log: Any) -> None:
+    a = router("a", "anything")
+    always, on_x, on_y = tag("always"), Sink(name="on_x", seen=[]), Sink(name="on_y", seen=[])
+    wf = Workflow(name="wf", edges=[(START, a, always), (a, {"x": on_x, "anything": on_y})])
+    runner = Runner(wf)
+    result = await runner.run("in")
+    assert result.output == "in>always"
+    assert on_x.seen == [] and on_y.seen == ["in"]
+
+
+async def test_only_a_default_edge_is_taken_for_any_route() -> None:
+    for route, expected in [("whatever", "in>d"), (None, None)]:
+        wf = Workflow(name="wf", edges=[(START, router("r", route), {DEFAULT_ROUTE: tag("d")})])
+        assert (await Runner(wf).run("in")).output == expected
+
+
 async def test_unmatched_route_ends_only_that_branch(read_log: Any) -> None:
     dead_end = tag("never")
     wf = Workflow(

@@ -479,3 +479,60 @@ async def test_caller_errors_leave_the_log_unchanged(read_log: Any) -> None:
     assert (await read_log(runner, sid)).events == answered
     for error in (UnknownInterruptError, NoAnswersError, UnknownSessionError, InterruptAlreadyAnswered):
         assert issubclass(error, ValueError)
+
+
+async def test_duplicate_id_across_turns_fails_naming_both_nodes(read_log: Any, calls: Any) -> None:
+    join = JoinNode(name="join")
+    first, gate = asker("first", "shared", calls), asker("gate", "gate", calls)
+    wf = Workflow(
+        name="wf",
+        edges=[(START, (first, gate)), (first, join), (gate, asker("second", "shared", calls), join)],
+    )
+    runner = Runner(wf)
+    waiting = await runner.run(None)
+    assert [i.id for i in waiting.interrupts] == ["shared", "gate"]
+    result = await runner.resume(waiting.session_id, {"gate": "open"})
+    assert result.status == "failed"
+    assert "wf@1/first@1" in result.error and "wf@1/second@1" in result.error
+    log = await read_log(runner, waiting.session_id)
+    assert len(log.errors()) == 1
+
+
+async def test_state_written_before_an_interrupt_rides_on_it(read_log: Any) -> None:
+    def ask(ctx: Context, node_input: Any):  # type: ignore[no-untyped-def]
+        ctx.state["asked"] = True
+        yield RequestInput(interrupt_id="q")
+
+    def after(ctx: Context, node_input: Any) -> Any:
+        return [ctx.state["asked"], node_input]
+
+    runner = Runner(Workflow(name="wf", edges=[(START, ask, after)]))
+    waiting = await runner.run(None)
+    log = await read_log(runner, waiting.session_id)
+    [asked] = log.of_kind("interrupt")
+    assert asked.state == {"asked": True}
+    assert (await runner.resume(waiting.session_id, {"q": 1})).output == [True, 1]
+
+
+class Order(BaseModel):
+    item: str
+
+
+async def test_pydantic_outputs_are_restored_as_models_after_replay(calls: Any) -> None:
+    def make(node_input: str) -> Order:
+        calls["make"] += 1
+        return Order(item=node_input)
+
+    seen: list[Any] = []
+
+    def combine(node_input: dict[str, Any]) -> str:
+        seen.append(node_input["make"])
+        return f"{node_input['make'].item}:{node_input['ask']}"
+
+    join = JoinNode(name="join")
+    runner = Runner(Workflow(name="wf", edges=[(START, (make, asker("ask", "q", calls)), join, combine)]))
+    waiting = await runner.run("pen")
+    result = await runner.resume(waiting.session_id, {"q": "ok"})
+    assert result.output == "pen:ok"
+    assert calls["make"] == 1
+    assert isinstance(seen[0], Order)

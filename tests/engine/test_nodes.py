@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from engine import START, BaseNode, Context, Event, FunctionNode, RetryConfig, Runner, Workflow, node
+from engine import START, BaseNode, Context, Event, FunctionNode, RequestInput, RetryConfig, Runner, Workflow, node
 from engine.errors import ConfigurationError
 
 
@@ -189,6 +189,31 @@ async def test_base_node_subclass_with_ctx_output() -> None:
             yield
 
     assert await run_one(Setter(name="setter"), 41) == 42
+
+
+async def test_function_may_return_an_event_or_a_request_input(read_log: Any) -> None:
+    def route_it(node_input: Any) -> Any:
+        return Event(output=node_input, route="go")
+
+    def ask(node_input: Any) -> Any:
+        return RequestInput(message="ok?", interrupt_id="ok")
+
+    def after(node_input: Any) -> Any:
+        return {"answer": node_input}
+
+    runner = Runner(Workflow(name="wf", edges=[(START, route_it, {"go": ask}), (ask, after)]))
+    waiting = await runner.run("x")
+    assert [i.id for i in waiting.interrupts] == ["ok"]
+    log = await read_log(runner, waiting.session_id)
+    assert log.routes() == {"wf@1/route_it@1": "go"}
+    assert log.outputs()["wf@1/route_it@1"] == "x"
+    result = await runner.resume(waiting.session_id, {"ok": "yes"})
+    assert result.output == {"answer": "yes"}
+
+
+def test_a_non_node_in_edges_is_rejected() -> None:
+    with pytest.raises(ConfigurationError):
+        Workflow(name="wf", edges=[(START, 42)])
 
 
 # -- parameter binding -----------------------------------------------------------------

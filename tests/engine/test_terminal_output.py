@@ -98,3 +98,16 @@ async def test_nested_workflow_with_two_terminal_outputs_fails_the_outer_run(rea
     log = await read_log(runner, result.session_id)
     assert len(log.errors()) == 1
     assert "outer@1/after@1" not in log.started()
+
+
+async def test_a_node_with_only_conditional_edges_is_not_terminal() -> None:
+    def check(ctx: Context, node_input: Any) -> str:
+        ctx.route = "done"  # matches no edge: the branch ends here
+        return "from check"
+
+    a = tag("a")
+    wf = Workflow(name="wf", edges=[(START, a, check, {"again": a})])
+    assert {n["name"]: n["terminal"] for n in wf.describe()["nodes"]}["check"] is False
+    result = await Runner(wf).run("in")
+    assert result.status == "completed"
+    assert result.output is None
