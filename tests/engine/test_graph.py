@@ -372,6 +372,36 @@ async def test_conditional_loop_gives_new_run_ids(read_log: Any, calls: Any) -> 
     assert log.outputs()["wf@1/a@3"] == 3
 
 
+async def test_join_in_a_loop_waits_again_for_every_predecessor(read_log: Any, calls: Any) -> None:
+    def a(node_input: Any) -> int:
+        calls["a"] += 1
+        return calls["a"]
+
+    def b(node_input: int) -> int:
+        return node_input * 10
+
+    def c(node_input: int) -> int:
+        return node_input * 100
+
+    def decide(ctx: Context, node_input: dict[str, int]) -> dict[str, int]:
+        calls["decide"] += 1
+        ctx.route = "again" if calls["a"] < 2 else "done"
+        return node_input
+
+    def end(node_input: dict[str, int]) -> dict[str, int]:
+        return node_input
+
+    join = JoinNode(name="join")
+    wf = Workflow(name="wf", edges=[(START, a, (b, c), join, decide, {"again": a, "done": end})])
+    runner = Runner(wf)
+    result = await runner.run(None)
+    assert result.output == {"b": 20, "c": 200}
+    assert calls == {"a": 2, "decide": 2}
+    log = await read_log(runner, result.session_id)
+    assert log.outputs()["wf@1/join@1"] == {"b": 10, "c": 100}
+    assert log.outputs()["wf@1/join@2"] == {"b": 20, "c": 200}
+
+
 # -- nested workflows ----------------------------------------------------------------------
 
 
@@ -433,3 +463,24 @@ async def test_max_concurrency_caps_parallel_nodes(limit: int | None, peak: int)
     assert result.output == {f"w{i}": "ok" for i in range(5)}
     assert gauge["done"] == 5
     assert gauge["peak"] == peak
+
+
+def test_a_workflow_reruns_on_resume_by_default() -> None:
+    assert Workflow(name="wf", edges=[(START, tag("a"))]).rerun_on_resume is True
+    assert tag("a").rerun_on_resume is False
+
+
+async def test_nested_workflow_in_a_loop_gets_new_run_ids(read_log: Any) -> None:
+    inner = Workflow(name="inner", edges=[(START, tag("x"))])
+
+    def check(ctx: Context, node_input: str) -> str:
+        ctx.route = "again" if node_input.count(">x") < 2 else "done"
+        return node_input
+
+    outer = Workflow(name="outer", edges=[(START, inner, check, {"again": inner, "done": tag("end")})])
+    runner = Runner(outer)
+    result = await runner.run("in")
+    assert result.output == "in>x>x>end"
+    log = await read_log(runner, result.session_id)
+    assert "outer@1/inner@2/x@1" in log.started()
+    assert log.started_count("/x@1") == 2

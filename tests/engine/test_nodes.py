@@ -230,6 +230,29 @@ async def test_ctx_bound_by_name_and_by_annotation() -> None:
     assert await run_one(by_annotation, "b") == "wf@1/by_annotation@1:b"
 
 
+async def test_function_without_parameters_or_with_only_ctx() -> None:
+    def constant() -> str:
+        return "constant"
+
+    def path_only(ctx: Context) -> str:
+        return ctx.node_path
+
+    assert await run_one(constant, "ignored") == "constant"
+    assert await run_one(path_only, "ignored") == "wf@1/path_only@1"
+
+
+async def test_keyword_only_parameters_come_from_state() -> None:
+    def setup(ctx: Context, node_input: Any) -> Any:
+        ctx.state["limit"] = 3
+        return node_input
+
+    def cap(node_input: list[int], *, limit: int) -> list[int]:
+        return node_input[:limit]
+
+    result = await Runner(Workflow(name="wf", edges=[(START, setup, cap)])).run([1, 2, 3, 4, 5])
+    assert result.output == [1, 2, 3]
+
+
 async def test_first_parameter_without_default_gets_the_input() -> None:
     def city_time_function(city: str) -> str:
         return f"time in {city}"

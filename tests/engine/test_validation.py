@@ -115,6 +115,21 @@ def test_rule5_duplicate_through_chain_tuples() -> None:
     rejects(5, [(START, a, b), (a, b)], "a", "b")
 
 
+def test_rule5_same_pair_with_different_routes() -> None:
+    a, b = step("a"), step("b")
+    rejects(
+        5,
+        [Edge(from_node=START, to_node=a), Edge(from_node=a, to_node=b, route="x"), Edge(from_node=a, to_node=b, route="y")],
+        "a", "b",
+    )
+
+
+def test_rule5_one_edge_with_a_route_list_is_fine() -> None:
+    a, b = step("a"), step("b")
+    Workflow(name="wf", edges=[Edge(from_node=START, to_node=a), Edge(from_node=a, to_node=b, route=["x", "y"])])
+    Workflow(name="wf", edges=[(START, a, {"x": b, "y": b})])
+
+
 # -- rule 6: DEFAULT_ROUTE ---------------------------------------------------------------------
 
 
