@@ -411,3 +411,31 @@ async def test_retry_a_failed_run_inside_a_loop(read_log: Any, calls: Any) -> No
     log = await read_log(runner, failed.session_id)
     assert log.started_count("/a@1") == 1 and log.started_count("/b@1") == 1
     assert log.started_count("/a@2") == 1 and log.started_count("/b@2") == 2
+
+
+async def test_retry_a_failed_node_inside_a_nested_workflow(read_log: Any, calls: Any) -> None:
+    broken = {"on": True}
+
+    def x(node_input: str) -> str:
+        calls["x"] += 1
+        return node_input + ">x"
+
+    def explode(node_input: str) -> str:
+        calls["explode"] += 1
+        if broken["on"]:
+            raise Flaky("inner")
+        return node_input + ">fixed"
+
+    def before(node_input: str) -> str:
+        calls["before"] += 1
+        return node_input + ">before"
+
+    inner = Workflow(name="inner", edges=[(START, x, explode)])
+    runner = Runner(Workflow(name="outer", edges=[(START, before, inner)]))
+    failed = await runner.run("in")
+    assert failed.status == "failed"
+    broken["on"] = False
+    result = await runner.resume(failed.session_id, {})
+    assert result.status == "completed"
+    assert result.output == "in>before>x>fixed"
+    assert calls == {"before": 1, "x": 1, "explode": 2}

@@ -455,7 +455,7 @@ def _concurrency_workflow(limit: int | None, gauge: dict[str, int]) -> Workflow:
     return Workflow(name="wf", edges=[(START, workers, join)], max_concurrency=limit)
 
 
-@pytest.mark.parametrize(("limit", "peak"), [(1, 1), (2, 2), (None, 5)])
+@pytest.mark.parametrize(("limit", "peak"), [(1, 1), (2, 2), (None, 5), (0, 5)])
 async def test_max_concurrency_caps_parallel_nodes(limit: int | None, peak: int) -> None:
     gauge = {"active": 0, "peak": 0, "done": 0}
     result = await Runner(_concurrency_workflow(limit, gauge)).run(None)
@@ -484,3 +484,28 @@ async def test_nested_workflow_in_a_loop_gets_new_run_ids(read_log: Any) -> None
     log = await read_log(runner, result.session_id)
     assert "outer@1/inner@2/x@1" in log.started()
     assert log.started_count("/x@1") == 2
+
+
+async def test_a_waiting_node_does_not_hold_a_concurrency_slot(calls: Any) -> None:
+    from engine import RequestInput
+
+    def ask(node_input: Any):  # type: ignore[no-untyped-def]
+        calls["ask"] += 1
+        yield RequestInput(interrupt_id="q")
+
+    def work(node_input: Any) -> str:
+        calls["work"] += 1
+        return "w"
+
+    def more(node_input: Any) -> str:
+        calls["more"] += 1
+        return "m"
+
+    join = JoinNode(name="join")
+    runner = Runner(Workflow(name="wf", edges=[(START, (ask, work, more), join)], max_concurrency=1))
+    waiting = await runner.run(None)
+    assert waiting.status == "waiting"
+    assert calls == {"ask": 1, "work": 1, "more": 1}
+    result = await runner.resume(waiting.session_id, {"q": "a"})
+    assert result.output == {"ask": "a", "work": "w", "more": "m"}
+    assert calls == {"ask": 1, "work": 1, "more": 1}

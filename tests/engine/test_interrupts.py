@@ -536,3 +536,38 @@ async def test_pydantic_outputs_are_restored_as_models_after_replay(calls: Any) 
     assert result.output == "pen:ok"
     assert calls["make"] == 1
     assert isinstance(seen[0], Order)
+
+
+@pytest.mark.parametrize(
+    ("schema", "good", "bad", "field"),
+    [
+        (list[str], ["a", "b"], ["a", 1], "1"),
+        ({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}, {"n": 2}, {"m": 2}, "n"),
+    ],
+)
+async def test_answers_are_checked_against_types_and_raw_schemas(
+    schema: Any, good: Any, bad: Any, field: str, read_log: Any
+) -> None:
+    def ask(node_input: Any):  # type: ignore[no-untyped-def]
+        yield RequestInput(interrupt_id="q", response_schema=schema)
+
+    runner = Runner(Workflow(name="wf", edges=[(START, ask)]))
+    sid = (await runner.run(None)).session_id
+    before = (await read_log(runner, sid)).events
+    with pytest.raises(InvalidAnswerError) as caught:
+        await runner.resume(sid, {"q": bad})
+    assert field in caught.value.field_errors
+    assert (await read_log(runner, sid)).events == before
+    assert (await runner.resume(sid, {"q": good})).output == good
+
+
+async def test_an_answered_terminal_node_output_is_the_workflow_output(read_log: Any, calls: Any) -> None:
+    runner = Runner(Workflow(name="wf", edges=[(START, asker("ask", "q", calls))]))
+    sid = (await runner.run(None)).session_id
+    result = await runner.resume(sid, {"q": "the answer"})
+    assert result.output == "the answer"
+    log = await read_log(runner, sid)
+    [event] = log.output_events()
+    assert event.node_path == "wf@1/ask@1"
+    assert event.output_for == ["wf@1/ask@1", "wf@1"]
+    assert (await runner.result(sid)).output == "the answer"
