@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import threading
 from typing import Any
@@ -79,10 +80,13 @@ class Runtime:
             running = asyncio.get_running_loop()
         except RuntimeError:
             running = None
+        # A fresh context: the caller's may tie sync_to_async to an async_to_sync executor
+        # (a sync view's, say) that is gone by the time the run executes.
+        fresh = contextvars.Context()
         if running is loop:
-            self._spawn(session_id, retry)
+            loop.call_soon(self._spawn, session_id, retry, context=fresh)
         else:
-            loop.call_soon_threadsafe(self._spawn, session_id, retry)
+            loop.call_soon_threadsafe(self._spawn, session_id, retry, context=fresh)
 
     def _spawn(self, session_id: str, retry: bool) -> None:
         task = asyncio.ensure_future(self._claim_and_drive(session_id, retry))

@@ -86,13 +86,13 @@ class DjangoEventStore:
     # -- the protocol ---------------------------------------------------------------------
 
     async def create_session(self, session_id: str, workflow: str, node_input: Any) -> None:
-        await sync_to_async(self._create_session)(session_id, workflow, node_input)
+        await sync_to_async(self.create_session_sync)(session_id, workflow, node_input)
         await doorbell.ring(session_id, 0, runs=True)
 
     async def append(self, session_id: str, events: Sequence[Event], *, expected_seq: int) -> int:
         if not events:
             return expected_seq
-        done = await sync_to_async(self._append)(session_id, list(events), expected_seq)
+        done = await sync_to_async(self.append_sync)(session_id, list(events), expected_seq)
         await doorbell.ring(session_id, done.last_seq, runs=done.status_changed, inbox=done.inbox_changed)
         return done.last_seq
 
@@ -105,7 +105,7 @@ class DjangoEventStore:
     async def set_status(self, session_id: str, status: str) -> None:
         if status not in STATUSES:
             raise ValueError(f"unknown status {status!r}; expected one of {STATUSES}")
-        last_seq = await sync_to_async(self._set_status)(session_id, status)
+        last_seq = await sync_to_async(self.set_status_sync)(session_id, status)
         await doorbell.ring(session_id, last_seq, runs=True)
 
     # -- synchronous bodies (each one transaction) ---------------------------------------------
@@ -128,7 +128,7 @@ class DjangoEventStore:
             return LeaseLostError(session_id, lease.owner, lease.epoch)
         return ConcurrencyError(session_id, expected_seq if expected_seq is not None else -1, row["last_seq"])
 
-    def _create_session(self, session_id: str, workflow: str, node_input: Any) -> None:
+    def create_session_sync(self, session_id: str, workflow: str, node_input: Any) -> None:
         lease = self.lease
         with transaction.atomic():
             if lease is not None and lease.session_id == session_id:
@@ -141,7 +141,8 @@ class DjangoEventStore:
             except IntegrityError:
                 raise SessionExistsError(session_id) from None
 
-    def _append(self, session_id: str, events: list[Event], expected_seq: int) -> _Appended:
+    def append_sync(self, session_id: str, events: list[Event], expected_seq: int) -> _Appended:
+        """Append in one transaction (no doorbell): what ``append`` runs in a worker thread."""
         for offset, event in enumerate(events, start=1):
             if event.seq != expected_seq + offset:
                 raise ValueError(f"event seq {event.seq} should be {expected_seq + offset}")
@@ -262,7 +263,7 @@ class DjangoEventStore:
             updated_at=row.updated_at.timestamp(),
         )
 
-    def _set_status(self, session_id: str, status: str) -> int:
+    def set_status_sync(self, session_id: str, status: str) -> int:
         with transaction.atomic():
             if not self._scoped(session_id).update(status=status, updated_at=timezone.now()):
                 raise self._refusal(session_id)
