@@ -571,3 +571,46 @@ async def test_an_answered_terminal_node_output_is_the_workflow_output(read_log:
     assert event.node_path == "wf@1/ask@1"
     assert event.output_for == ["wf@1/ask@1", "wf@1"]
     assert (await runner.result(sid)).output == "the answer"
+
+
+async def test_only_the_answered_rerun_node_runs_again(calls: Any) -> None:
+    def make(name: str) -> FunctionNode:
+        def run(ctx: Context, node_input: Any):  # type: ignore[no-untyped-def]
+            calls[name] += 1
+            if name in ctx.resume_inputs:
+                yield f"{name}={ctx.resume_inputs[name]}"
+                return
+            yield RequestInput(interrupt_id=name)
+
+        return FunctionNode(run, name=name, rerun_on_resume=True)
+
+    join = JoinNode(name="join")
+    runner = Runner(Workflow(name="wf", edges=[(START, (make("p"), make("q")), join)]))
+    sid = (await runner.run(None)).session_id
+    assert calls == {"p": 1, "q": 1}
+    assert (await runner.resume(sid, {"q": 2})).status == "waiting"
+    assert calls == {"p": 1, "q": 2}
+    result = await runner.resume(sid, {"p": 1})
+    assert result.output == {"p": "p=1", "q": "q=2"}
+    assert calls == {"p": 2, "q": 2}
+
+
+async def test_a_rerun_node_can_ask_one_question_after_another(calls: Any) -> None:
+    @node(rerun_on_resume=True)
+    def wizard(ctx: Context, node_input: Any):  # type: ignore[no-untyped-def]
+        calls["wizard"] += 1
+        answers = dict(ctx.resume_inputs)
+        if "name" not in answers:
+            yield RequestInput(message="name?", interrupt_id="name")
+        elif "age" not in answers:
+            yield RequestInput(message=f"age of {answers['name']}?", interrupt_id="age")
+        else:
+            yield f"{answers['name']} is {answers['age']}"
+
+    runner = Runner(Workflow(name="wf", edges=[(START, wizard)]))
+    sid = (await runner.run(None)).session_id
+    second = await runner.resume(sid, {"name": "Ada"})
+    assert [(i.id, i.message) for i in second.interrupts] == [("age", "age of Ada?")]
+    result = await runner.resume(sid, {"age": 36})
+    assert result.output == "Ada is 36"
+    assert calls["wizard"] == 3

@@ -249,3 +249,14 @@ def test_rule8_with_models_defined_in_a_function() -> None:
         return node_input.verdict
 
     rejects(8, [(START, write, review)], "write", "review")
+
+
+@pytest.mark.parametrize("key", [1.5, None])
+def test_routing_map_keys_must_be_routes(key: Any) -> None:
+    # Seed 002: each route "is a string, an integer or a boolean"; Edge enforces it, and a
+    # routing map key of another type is an edge that can never fire.
+    a, b = step("a"), step("b")
+    with pytest.raises(ValueError):
+        Workflow(name="wf", edges=[(START, a, {key: b})])
+    with pytest.raises(ValueError):
+        Edge(from_node=a, to_node=b, route=1.5)  # type: ignore[arg-type]
