@@ -143,6 +143,41 @@ async def test_retry_of_a_failed_child_is_not_deferred_by_a_waiting_sibling(
     assert calls == {"orch": 3, "flaky": 2, "ask": 1}
 
 
+async def test_child_failing_after_a_sibling_interrupted_in_gather_fails_the_run(
+    calls: Counter[str], store: InMemoryEventStore, read_log: Any
+) -> None:
+    @node
+    async def ask(node_input: Any) -> AsyncGenerator[Any, None]:
+        calls["ask"] += 1
+        yield RequestInput(interrupt_id="q")
+
+    @node
+    async def slow_fail(node_input: Any) -> str:
+        calls["slow_fail"] += 1
+        await asyncio.sleep(0.01)
+        if calls["slow_fail"] == 1:
+            raise ConnectionError("lost the connection")
+        return "recovered"
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> list[Any]:
+        calls["orch"] += 1
+        return list(await asyncio.gather(ctx.run_node(ask), ctx.run_node(slow_fail)))
+
+    runner = Runner(single(orch), store=store)
+    failed = await runner.run()
+
+    assert failed.status == "failed"  # the caller never caught the failure
+    assert failed.error_type == "ConnectionError"
+    assert "wf@1/orch@1/slow_fail@1" in (failed.error or "")
+
+    retried = await runner.resume(failed.session_id, {})
+    assert retried.status == "waiting"
+    assert calls == {"orch": 2, "ask": 1, "slow_fail": 2}
+    result = await runner.resume(failed.session_id, {"q": "ok"})
+    assert result.output == ["ok", "recovered"]
+
+
 async def test_retry_config_applies_to_dynamic_children(
     calls: Counter[str], store: InMemoryEventStore, read_log: Any
 ) -> None:
@@ -338,3 +373,82 @@ async def test_invalid_answer_raises_with_field_errors_and_leaves_the_log_unchan
     assert await snapshot(store, session_id) == before
     result = await runner.resume(session_id, {"first": {"approved": True}, "second": {"approved": False}})
     assert result.output == [{"approved": True}, {"approved": False}]
+
+
+async def test_failed_path_met_again_in_the_same_turn_raises_again_without_running(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node
+    def broken(node_input: Any) -> None:
+        calls["broken"] += 1
+        raise LookupError("gone")
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> list[str]:
+        seen = []
+        for _ in range(2):
+            try:
+                await ctx.run_node(broken, run_id="same")
+            except LookupError as error:
+                seen.append(str(error))
+        return seen
+
+    result = await Runner(single(orch), store=store).run()
+
+    assert result.output == ["gone", "gone"]
+    assert calls["broken"] == 1
+
+
+async def test_dynamic_child_timeout_fails_the_caller(store: InMemoryEventStore, read_log: Any) -> None:
+    @node(timeout=0.01)
+    async def sleepy(node_input: Any) -> str:
+        await asyncio.sleep(5)
+        return "late"
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> str:
+        return await ctx.run_node(sleepy)
+
+    runner = Runner(single(orch), store=store)
+    result = await runner.run()
+
+    assert result.status == "failed"
+    assert result.error_type == "NodeTimeoutError"
+    assert "timed out" in (result.error or "")
+    assert [e.node_path for e in (await read_log(runner, result.session_id)).errors()] == [
+        "wf@1/orch@1/sleepy@1"
+    ]
+
+
+async def test_two_children_asking_the_same_pending_interrupt_id_fail_the_run_naming_both(
+    store: InMemoryEventStore,
+) -> None:
+    @node
+    async def ask(node_input: Any) -> AsyncGenerator[Any, None]:
+        yield RequestInput(interrupt_id="shared")
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> list[Any]:
+        return list(await asyncio.gather(ctx.run_node(ask, 1), ctx.run_node(ask, 2)))
+
+    result = await Runner(single(orch), store=store).run()
+
+    assert result.status == "failed"
+    assert "shared" in (result.error or "")
+    assert "wf@1/orch@1/ask@1" in (result.error or "")
+    assert "wf@1/orch@1/ask@2" in (result.error or "")
+
+
+async def test_custom_run_id_with_a_path_separator_fails_the_run(store: InMemoryEventStore) -> None:
+    @node
+    def process(node_input: Any) -> Any:
+        return node_input
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> Any:
+        return await ctx.run_node(process, 1, run_id="a/b")
+
+    result = await Runner(single(orch), store=store).run()
+
+    assert result.status == "failed"
+    assert "a/b" in (result.error or "") and "process" in (result.error or "")

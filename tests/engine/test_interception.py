@@ -543,3 +543,132 @@ async def test_partial_resume_of_parallel_handoff_children_runs_none_of_them_aga
 
     assert last.output == ["W1", 200, "W3", 400, "W5"]
     assert calls == {"supervisor": 4, **{f"worker{i}": 1 for i in range(1, 6)}}
+
+
+# -- NodeInterruptedError in the caller -------------------------------------------------------
+
+
+async def test_interrupt_is_not_swallowed_by_except_exception_in_the_caller(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    ask = asker(calls, "ask", "q")
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> str:
+        calls["orch"] += 1
+        try:
+            return f"got {await ctx.run_node(ask)}"
+        except Exception:  # an interrupt is not an error
+            return "swallowed"
+
+    runner = Runner(single(orch), store=store)
+    first = await runner.run()
+    assert first.status == "waiting"
+
+    result = await runner.resume(first.session_id, {"q": "it"})
+    assert result.output == "got it"
+    assert calls == {"orch": 2, "ask": 1}
+
+
+async def test_caller_may_catch_the_interrupt_to_record_state_before_re_raising(
+    calls: Counter[str], store: InMemoryEventStore, read_log: Any
+) -> None:
+    ask = asker(calls, "ask", "q")
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> str:
+        calls["orch"] += 1
+        try:
+            return f"got {await ctx.run_node(ask)}"
+        except NodeInterruptedError:
+            ctx.state["waiting_on"] = "ask"
+            raise
+
+    runner = Runner(single(orch), store=store)
+    first = await runner.run()
+
+    assert first.status == "waiting"
+    assert [i.id for i in first.interrupts] == ["q"]
+    assert (await read_log(runner, first.session_id)).state() == {"waiting_on": "ask"}
+    result = await runner.resume(first.session_id, {"q": "it"})
+    assert result.output == "got it"
+
+
+async def test_rejected_approval_loop_asks_the_same_interrupt_id_again(
+    calls: Counter[str], store: InMemoryEventStore, read_log: Any
+) -> None:
+    @node
+    async def review(node_input: int) -> AsyncGenerator[Any, None]:
+        calls[f"review{node_input}"] += 1
+        yield RequestInput(message=f"draft {node_input} ok?", interrupt_id="approval")
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> str:
+        calls["orch"] += 1
+        draft = 1
+        while await ctx.run_node(review, draft) != "yes":
+            draft += 1
+        return f"draft {draft} approved"
+
+    runner = Runner(single(orch), store=store)
+    first = await runner.run()
+    second = await runner.resume(first.session_id, {"approval": "no"})
+    assert [(i.id, i.node_path, i.message) for i in second.interrupts] == [
+        ("approval", "wf@1/orch@1/review@2", "draft 2 ok?")
+    ]
+    third = await runner.resume(first.session_id, {"approval": "no"})
+    assert third.interrupts[0].node_path == "wf@1/orch@1/review@3"
+
+    result = await runner.resume(first.session_id, {"approval": "yes"})
+
+    assert result.output == "draft 3 approved"
+    assert calls == {"orch": 4, "review1": 1, "review2": 1, "review3": 1}
+    outputs = (await read_log(runner, first.session_id)).outputs()
+    assert [outputs[f"wf@1/orch@1/review@{k}"] for k in (1, 2, 3)] == ["no", "no", "yes"]
+
+
+async def test_use_as_output_child_that_interrupts_gives_its_answer_as_the_callers_output(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    ask = asker(calls, "ask", "q")
+
+    @node(rerun_on_resume=True)
+    async def delegator(ctx: Context) -> None:
+        calls["delegator"] += 1
+        await ctx.run_node(ask, use_as_output=True)
+
+    @node
+    def after(node_input: Any) -> str:
+        return f"after {node_input}"
+
+    runner = Runner(Workflow(name="wf", edges=[("START", delegator, after)]), store=store)
+    first = await runner.run()
+    result = await runner.resume(first.session_id, {"q": "answer"})
+
+    assert result.output == "after answer"
+    assert calls == {"delegator": 2, "ask": 1}
+
+
+async def test_use_as_output_child_completed_before_an_interrupt_is_still_the_output_after_resume(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node
+    def worker(node_input: Any) -> str:
+        calls["worker"] += 1
+        return "from worker"
+
+    ask = asker(calls, "ask", "q")
+
+    @node(rerun_on_resume=True)
+    async def delegator(ctx: Context) -> None:
+        calls["delegator"] += 1
+        await ctx.run_node(worker, use_as_output=True)
+        await ctx.run_node(ask)
+
+    runner = Runner(single(delegator), store=store)
+    first = await runner.run()
+    assert first.status == "waiting"
+    result = await runner.resume(first.session_id, {"q": "ignored"})
+
+    assert result.output == "from worker"
+    assert calls == {"delegator": 2, "worker": 1, "ask": 1}
