@@ -509,3 +509,26 @@ async def test_a_waiting_node_does_not_hold_a_concurrency_slot(calls: Any) -> No
     result = await runner.resume(waiting.session_id, {"q": "a"})
     assert result.output == {"ask": "a", "work": "w", "more": "m"}
     assert calls == {"ask": 1, "work": 1, "more": 1}
+
+
+def test_a_workflow_is_a_node() -> None:
+    assert isinstance(Workflow(name="inner", edges=[(START, tag("a"))]), BaseNode)
+
+
+async def test_event_author_is_the_nearest_workflow() -> None:
+    def who(ctx: Context, node_input: Any) -> str:
+        return f"{node_input}|{ctx.event_author}"
+
+    inner = Workflow(name="inner", edges=[(START, FunctionNode(who, name="inner_who"))])
+    outer = Workflow(name="outer", edges=[(START, FunctionNode(who, name="outer_who"), inner)])
+    assert (await Runner(outer).run("in")).output == "in|outer|inner"
+
+
+async def test_a_node_is_committed_before_its_successors_start(read_log: Any) -> None:
+    join = JoinNode(name="join")
+    runner = Runner(Workflow(name="wf", edges=[(START, tag("a"), (tag("b"), tag("c")), join, tag("d"))]))
+    result = await runner.run("in")
+    log = await read_log(runner, result.session_id)
+    seq = {(e.kind, e.node_path): e.seq for e in log.events}
+    for before, after in [("a", "b"), ("a", "c"), ("b", "join"), ("c", "join"), ("join", "d")]:
+        assert seq[("completed", f"wf@1/{before}@1")] < seq[("started", f"wf@1/{after}@1")]
