@@ -672,3 +672,76 @@ async def test_use_as_output_child_completed_before_an_interrupt_is_still_the_ou
 
     assert result.output == "from worker"
     assert calls == {"delegator": 2, "worker": 1, "ask": 1}
+
+
+async def test_partial_resume_re_runs_only_the_orchestrators_above_the_answered_child(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node
+    async def ask(node_input: str) -> AsyncGenerator[Any, None]:
+        calls[f"ask-{node_input}"] += 1
+        yield RequestInput(interrupt_id=node_input)
+
+    @node(rerun_on_resume=True)
+    async def team(ctx: Context, node_input: str) -> list[Any]:
+        calls[f"team-{node_input}"] += 1
+        return list(
+            await asyncio.gather(ctx.run_node(ask, f"{node_input}1"), ctx.run_node(ask, f"{node_input}2"))
+        )
+
+    @node(rerun_on_resume=True)
+    async def top(ctx: Context) -> list[Any]:
+        calls["top"] += 1
+        return list(await asyncio.gather(ctx.run_node(team, "a"), ctx.run_node(team, "b")))
+
+    runner = Runner(single(top), store=store)
+    first = await runner.run()
+    assert sorted(i.id for i in first.interrupts) == ["a1", "a2", "b1", "b2"]
+    asks = {f"ask-{t}{n}": 1 for t in "ab" for n in (1, 2)}
+    assert calls == {"top": 1, "team-a": 1, "team-b": 1, **asks}
+
+    await runner.resume(first.session_id, {"b2": "B2"})
+    assert calls == {"top": 2, "team-a": 1, "team-b": 2, **asks}
+
+    await runner.resume(first.session_id, {"a1": "A1", "a2": "A2"})
+    assert calls == {"top": 3, "team-a": 2, "team-b": 2, **asks}
+
+    result = await runner.resume(first.session_id, {"b1": "B1"})
+    assert result.output == [["A1", "A2"], ["B1", "B2"]]
+    assert calls == {"top": 4, "team-a": 2, "team-b": 3, **asks}
+
+
+async def test_orchestrator_in_a_graph_loop_numbers_children_per_activation(
+    calls: Counter[str], store: InMemoryEventStore, read_log: Any
+) -> None:
+    @node
+    def child(node_input: int) -> int:
+        calls["child"] += 1
+        return node_input + 1
+
+    ask = asker(calls, "ask", "q")
+
+    @node(rerun_on_resume=True)
+    async def step(ctx: Context, node_input: int) -> Any:
+        calls["step"] += 1
+        value = await ctx.run_node(child, node_input)
+        if value < 2:
+            return Event(output=value, route="again")
+        return Event(output=await ctx.run_node(ask), route="done")
+
+    @node
+    def finish(node_input: Any) -> str:
+        return f"finished: {node_input}"
+
+    wf = Workflow(name="wf", edges=[("START", step), (step, {"again": step, "done": finish})])
+    runner = Runner(wf, store=store)
+    first = await runner.run(0)
+    assert first.interrupts[0].node_path == "wf@1/step@2/ask@1"
+
+    result = await runner.resume(first.session_id, {"q": "ok"})
+
+    assert result.output == "finished: ok"
+    assert calls == {"step": 3, "child": 2, "ask": 1}
+    log = await read_log(runner, first.session_id)
+    assert log.outputs()["wf@1/step@1/child@1"] == 1
+    assert log.outputs()["wf@1/step@2/child@1"] == 2

@@ -130,3 +130,36 @@ async def test_nested_gathers_collect_interrupts_from_every_level(
     result = await runner.resume(first.session_id, {f"l{i}": -i for i in odd})
     assert result.output == [[0, -1, 2], [-3, 4, -5], [6, -7, 8]]
     assert all(calls[f"leaf{i}"] == 1 for i in range(9))
+
+
+async def test_task_group_of_interrupting_children_waits_instead_of_raising(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node
+    async def ask(node_input: int) -> AsyncGenerator[Any, None]:
+        calls[f"ask{node_input}"] += 1
+        yield RequestInput(interrupt_id=f"q{node_input}")
+
+    @node
+    async def slow(node_input: Any) -> str:
+        await asyncio.sleep(0.01)
+        return "slow done"
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> list[Any]:
+        async with asyncio.TaskGroup() as group:
+            tasks = [
+                group.create_task(ctx.run_node(ask, 1)),
+                group.create_task(ctx.run_node(slow)),
+                group.create_task(ctx.run_node(ask, 2)),
+            ]
+        return [task.result() for task in tasks]
+
+    runner = Runner(Workflow(name="wf", edges=[("START", orch)]), store=store)
+    first = await runner.run()  # node errors and interrupts never raise out of run()
+
+    assert first.status == "waiting", first.error
+    assert sorted(i.id for i in first.interrupts) == ["q1", "q2"]
+    result = await runner.resume(first.session_id, {"q1": "one", "q2": "two"})
+    assert result.output == ["one", "slow done", "two"]
+    assert (calls["ask1"], calls["ask2"]) == (1, 1)
