@@ -1,0 +1,28 @@
+// Live pages: tell the server what this page has already seen when its socket (re)opens, so a
+// reconnect receives exactly what it missed. The page keeps its position in #live-hello.
+(function () {
+  "use strict";
+  var opened = new WeakSet();
+  document.addEventListener("htmx:wsOpen", function (event) {
+    var elt = event.detail.elt;
+    var hello = {};
+    var marker = document.getElementById("live-hello");
+    if (marker) {
+      try { hello = JSON.parse(marker.getAttribute("data-hello") || "{}"); } catch (e) { hello = {}; }
+    }
+    hello.type = "hello";
+    hello.reconnect = opened.has(elt);
+    opened.add(elt);
+    event.detail.socketWrapper.send(JSON.stringify(hello), elt);
+  });
+  // Show a short-lived toast for server messages (e.g. "answered by ann"): elements swapped into
+  // #toasts remove themselves after a while; the live region announces them.
+  document.addEventListener("htmx:oobAfterSwap", function (event) {
+    var target = event.detail.target;
+    if (!target || target.id !== "toasts") return;
+    Array.prototype.forEach.call(target.querySelectorAll(".toast:not([data-timed])"), function (toast) {
+      toast.setAttribute("data-timed", "");
+      setTimeout(function () { toast.remove(); }, 6000);
+    });
+  });
+})();

@@ -1,0 +1,92 @@
+"""Fixtures for the dashboard: operators with and without the answer permission, real runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.contrib.auth.models import Permission, User
+from django.test import Client
+
+from engine import Runner
+from wfapp import services
+from wfapp.models import Interrupt, InterruptStatus
+from wfapp.registry import get_workflow
+from wfapp.store import DjangoEventStore
+
+BIG_EXPENSE = {"employee": "Ann", "amount": 1500, "category": "travel", "description": "Flights to Oslo"}
+
+
+def make_user(username: str, *, may_answer: bool) -> User:
+    user = User.objects.create_user(username=username, password="pw-" + username)
+    if may_answer:
+        user.user_permissions.add(
+            Permission.objects.get(codename="answer_interrupt", content_type__app_label="wfapp")
+        )
+    return User.objects.get(pk=user.pk)
+
+
+@pytest.fixture
+def operator(db: None) -> User:
+    return make_user("olga", may_answer=True)
+
+
+@pytest.fixture
+def other_operator(db: None) -> User:
+    return make_user("piet", may_answer=True)
+
+
+@pytest.fixture
+def viewer(db: None) -> User:
+    return make_user("vera", may_answer=False)
+
+
+def client_for(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def operator_client(operator: User) -> Client:
+    return client_for(operator)
+
+
+@pytest.fixture
+def viewer_client(viewer: User) -> Client:
+    return client_for(viewer)
+
+
+async def _start(workflow: str, node_input: Any, user: Any) -> str:
+    session_id, _ = await services.create_run(workflow, node_input, user=user)
+    await Runner(get_workflow(workflow), store=DjangoEventStore()).advance(session_id)
+    return session_id
+
+
+async def _advance(session_id: str, workflow: str) -> None:
+    await Runner(get_workflow(workflow), store=DjangoEventStore()).advance(session_id)
+
+
+@pytest.fixture
+def start_run(db: None) -> Callable[..., str]:
+    """Run a workflow in the test's thread until it waits or ends; return the run id."""
+
+    def start(workflow: str = "expense_approval", node_input: Any = None, user: Any = None) -> str:
+        return async_to_sync(_start)(workflow, BIG_EXPENSE if node_input is None else node_input, user)
+
+    return start
+
+
+@pytest.fixture
+def advance(db: None) -> Callable[[str, str], None]:
+    def go(session_id: str, workflow: str = "expense_approval") -> None:
+        async_to_sync(_advance)(session_id, workflow)
+
+    return go
+
+
+def pending(session_id: str | None = None) -> list[Interrupt]:
+    rows = Interrupt.objects.filter(status=InterruptStatus.PENDING).order_by("pk")
+    return list(rows.filter(session_id=session_id) if session_id else rows)

@@ -1,0 +1,175 @@
+"""Websocket consumers for live pages: thin relays from doorbells to presenter fragments.
+
+Each consumer checks the user at connect (anonymous users and unknown runs are refused), joins
+its groups, and on every doorbell asks `presenter` what this page has not seen yet. Doorbells
+carry no content; a consumer handles one message at a time, so fragments go out in order.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+
+from wfapp.doorbell import INBOX_GROUP, RUNS_GROUP, session_group
+from wfapp.web import presenter, queries
+
+MAX_FRAME = 4096  # clients only ever send a small hello
+
+
+def _query(scope: dict[str, Any]) -> dict[str, str]:
+    raw = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    return {key: values[-1][:200] for key, values in raw.items() if values}
+
+
+def _int(value: Any, default: int = 0) -> int:
+    try:
+        return max(int(value), 0)
+    except (TypeError, ValueError):
+        return default
+
+
+class LiveConsumer(AsyncWebsocketConsumer):
+    """The common part: authentication, groups, the hello message, the pending-count badge."""
+
+    def groups_for(self) -> list[str]:
+        return [INBOX_GROUP]
+
+    async def authorize(self) -> bool:
+        return True
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated or not await self.authorize():
+            await self.close()
+            return
+        self.user = user
+        self.joined = self.groups_for()
+        for group in self.joined:
+            await self.channel_layer.group_add(group, self.channel_name)
+        await self.accept()
+
+    async def disconnect(self, code: int) -> None:
+        for group in getattr(self, "joined", []):
+            await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if not text_data or len(text_data) > MAX_FRAME:
+            return
+        try:
+            message = json.loads(text_data)
+        except ValueError:
+            return
+        if isinstance(message, dict) and message.get("type") == "hello":
+            await self.hello(message)
+
+    async def hello(self, message: dict[str, Any]) -> None:
+        await self.push(await database_sync_to_async(presenter.badge_fragment)(self.user))
+
+    async def wfapp_doorbell(self, event: dict[str, Any]) -> None:
+        await self.ring(str(event.get("session_id", "")), _int(event.get("seq")))
+
+    async def ring(self, session_id: str, seq: int) -> None:
+        await self.push(await database_sync_to_async(presenter.badge_fragment)(self.user))
+
+    async def push(self, html: str) -> None:
+        if html.strip():
+            await self.send(text_data=html)
+
+
+class NavConsumer(LiveConsumer):
+    """Pages without live content of their own: just the pending count."""
+
+
+class InboxConsumer(LiveConsumer):
+    """The inbox: new questions appear, answered ones close; a reconnect re-renders the list."""
+
+    async def connect(self) -> None:
+        query = _query(self.scope)
+        self.filters = {
+            "workflow": query.get("workflow", ""),
+            "q": query.get("q", ""),
+            "newest": query.get("sort") == "newest",
+        }
+        self.watermark = _int(query.get("watermark"))
+        self.sent: set[int] = set()
+        await super().connect()
+
+    async def hello(self, message: dict[str, Any]) -> None:
+        if message.get("reconnect"):
+            html = await database_sync_to_async(presenter.inbox_list)(self.user, self.filters)
+            self.watermark = await database_sync_to_async(queries.interrupt_watermark)()
+            self.sent.clear()
+            await self.push(html)
+            return
+        self.watermark = max(self.watermark, _int(message.get("watermark")))
+        try:
+            since = datetime.fromisoformat(str(message.get("rendered_at")))
+        except ValueError:
+            since = None
+        html, sent = await database_sync_to_async(presenter.inbox_update)(
+            self.user, self.filters, self.watermark, self.sent, closed_since=since
+        )
+        self.sent |= sent
+        await self.push(html)
+
+    async def ring(self, session_id: str, seq: int) -> None:
+        html, sent = await database_sync_to_async(presenter.inbox_update)(
+            self.user, self.filters, self.watermark, self.sent, session_id=session_id
+        )
+        self.sent |= sent
+        await self.push(html)
+
+
+class RunsConsumer(LiveConsumer):
+    """The runs list: rows change status live; new runs matching the filters are prepended."""
+
+    def groups_for(self) -> list[str]:
+        return [RUNS_GROUP, INBOX_GROUP]
+
+    async def connect(self) -> None:
+        query = _query(self.scope)
+        self.filters = {k: query.get(k, "") for k in ("status", "workflow", "q")}
+        self.first_page = not query.get("after")
+        self.inserted: set[str] = set()
+        await super().connect()
+
+    async def ring(self, session_id: str, seq: int) -> None:
+        created = seq == 0 and self.first_page and session_id not in self.inserted
+        if created:
+            self.inserted.add(session_id)
+        html = await database_sync_to_async(presenter.runs_update)(session_id, self.filters, created)
+        badge = await database_sync_to_async(presenter.badge_fragment)(self.user)
+        await self.push(html + badge)
+
+
+class RunConsumer(LiveConsumer):
+    """One run: what the page has not seen, in order, once; a reconnect says where it was."""
+
+    async def authorize(self) -> bool:
+        self.session_id = str(self.scope["url_route"]["kwargs"]["session_id"])
+        self.last_seq = _int(_query(self.scope).get("after"))
+        return await database_sync_to_async(queries.get_run)(self.session_id) is not None
+
+    def groups_for(self) -> list[str]:
+        return [session_group(self.session_id), INBOX_GROUP]
+
+    async def hello(self, message: dict[str, Any]) -> None:
+        self.last_seq = _int(message.get("last_seq"), self.last_seq)
+        await self.catch_up()
+        await super().hello(message)
+
+    async def ring(self, session_id: str, seq: int) -> None:
+        if session_id == self.session_id:
+            await self.catch_up()
+        await super().ring(session_id, seq)
+
+    async def catch_up(self) -> None:
+        html, self.last_seq = await database_sync_to_async(presenter.run_update)(
+            self.session_id, self.user, self.last_seq
+        )
+        await self.push(html)

@@ -1,0 +1,242 @@
+"""Turn database rows into what templates show, and render the live fragments sockets send.
+
+Pages and sockets share these builders, so a live update looks exactly like a reload. All
+functions here are synchronous (they query); consumers call them through `database_sync_to_async`.
+Fragments are autoescaped templates; only our own SVG is marked safe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.safestring import SafeString, mark_safe
+
+from wfapp.models import Interrupt, InterruptStatus, RunStatus, Session
+from wfapp.registry import all_workflows
+from wfapp.web import queries
+from wfapp.web.graph_svg import render_graph
+from wfapp.web.run_state import Entry, describe_event, fold_state, node_statuses, pretty, preview
+from wfapp.web.schema_form import SchemaForm, bulk_decision
+
+RUN_GRAPH_ID = "run-graph-svg"
+
+
+@dataclass
+class PayloadRow:
+    label: str
+    text: str
+    block: bool  # nested values show as formatted JSON
+
+
+def payload_rows(payload: Any) -> list[PayloadRow]:
+    """A readable view of an interrupt's payload: one row per top-level key."""
+    if payload is None:
+        return []
+    if not isinstance(payload, dict):
+        return [PayloadRow("Details", pretty(payload), True)]
+    rows = []
+    for key, value in payload.items():
+        label = str(key).replace("_", " ").capitalize()
+        if isinstance(value, dict | list):
+            rows.append(PayloadRow(label, pretty(value), True))
+        else:
+            rows.append(PayloadRow(label, "—" if value is None else str(value), False))
+    return rows
+
+
+@dataclass
+class AskView:
+    """An interrupt as the inbox and the run page show it, with its answer form."""
+
+    row: Interrupt
+    form: SchemaForm
+    bulk: bool
+    payload: list[PayloadRow] = field(default_factory=list)
+
+    @property
+    def dom_id(self) -> str:
+        return f"interrupt-{self.row.pk}"
+
+    @property
+    def answer_url(self) -> str:
+        return reverse("answer", args=[self.row.pk])
+
+    @property
+    def run_url(self) -> str:
+        return reverse("run", args=[self.row.session_id])
+
+    @property
+    def answer_text(self) -> str:
+        return preview(self.row.answer)
+
+
+def ask_view(row: Interrupt, data: Any = None) -> AskView:
+    form = SchemaForm(row.response_schema, data=data, id_prefix=f"i{row.pk}-")
+    return AskView(row, form, bulk_decision(row.response_schema) is not None, payload_rows(row.payload))
+
+
+def ask_views(rows: list[Interrupt]) -> list[AskView]:
+    return [ask_view(row) for row in rows]
+
+
+@dataclass
+class ClosedView:
+    """An interrupt that is no longer pending: who answered what, or why it closed."""
+
+    row: Interrupt
+
+    @property
+    def dom_id(self) -> str:
+        return f"interrupt-{self.row.pk}"
+
+    @property
+    def answer_text(self) -> str:
+        return preview(self.row.answer)
+
+
+def closed_views(rows: list[Interrupt]) -> list[ClosedView]:
+    return [ClosedView(row) for row in rows]
+
+
+def workflow_names() -> list[str]:
+    return list(all_workflows())
+
+
+# -- run page -------------------------------------------------------------------------------------
+
+
+def entries(rows: list[dict[str, Any]]) -> list[Entry]:
+    return [
+        describe_event(r["seq"], r["timestamp"], r["kind"], r["node_path"], r["author"], r["data"] or {})
+        for r in rows
+    ]
+
+
+def run_graph(session: Session) -> SafeString:
+    """The run's graph with every node's live status (the SVG escapes all text itself)."""
+    workflow = all_workflows().get(session.workflow)
+    if workflow is None:
+        return mark_safe("")
+    statuses, children = node_statuses(queries.status_rows(session.pk))
+    if session.status == RunStatus.COMPLETED:
+        statuses.setdefault("START", "completed")
+    elif statuses:
+        statuses.setdefault("START", "completed")
+    return mark_safe(render_graph(workflow.describe(), statuses, children, id_prefix=RUN_GRAPH_ID))
+
+
+def result_context(session: Session) -> dict[str, Any]:
+    """The run's status-dependent parts: actions, state, output, input."""
+    state = fold_state(queries.state_deltas(session.pk))
+    return {
+        "run": session,
+        "state": state,
+        "state_text": pretty(state),
+        "output_text": pretty(session.output),
+        "input_text": pretty(session.input),
+        "can_cancel": session.status in (RunStatus.RUNNING, RunStatus.WAITING),
+        "can_retry": session.status == RunStatus.FAILED,
+    }
+
+
+def run_context(session: Session, user: Any) -> dict[str, Any]:
+    """Everything the run page shows; a fixed number of queries whatever the log's length."""
+    latest = queries.events_before(session.pk, None)
+    older = latest[0]["seq"] if latest and latest[0]["seq"] > 1 else None
+    return {
+        **result_context(session),
+        "graph": run_graph(session),
+        "asks": ask_views(queries.pending_for_run(user, session.pk)),
+        "entries": entries(latest),
+        "older_before": older,
+        "last_seq": latest[-1]["seq"] if latest else 0,
+    }
+
+
+# -- live fragments -------------------------------------------------------------------------------
+
+
+def badge_fragment(user: Any) -> str:
+    return render_to_string("wfapp/live.html#badge", {"pending_count": queries.pending_count(user)})
+
+
+def run_update(session_id: str, user: Any, after: int) -> tuple[str, int]:
+    """Fragments bringing a run page from seq `after` to now, and the new last seq."""
+    session = queries.get_run(session_id)
+    if session is None:
+        return "", after
+    rows = queries.events_after(session_id, after)
+    if not rows:
+        return "", after
+    last = rows[-1]["seq"]
+    kinds = {r["kind"] for r in rows}
+    context: dict[str, Any] = {"run": session, "entries": entries(rows), "last_seq": last}
+    if kinds & {"started", "completed", "interrupt", "error", "status"}:
+        context["graph"] = run_graph(session)
+    if kinds & {"interrupt", "answer", "status"}:
+        asked = [r["seq"] for r in rows if r["kind"] == "interrupt"]
+        visible = queries.answerable(user).filter(session_id=session_id)
+        context["new_asks"] = ask_views(
+            list(visible.filter(request_seq__in=asked, status=InterruptStatus.PENDING))
+        )
+        context["closed_asks"] = closed_views(
+            list(visible.exclude(status=InterruptStatus.PENDING).filter(request_seq__lte=last))
+        )
+    if kinds & {"status", "state", "output", "completed"}:
+        context.update(result_context(session))
+        context["result_changed"] = True
+    return render_to_string("wfapp/live.html#run_update", context), last
+
+
+def inbox_update(
+    user: Any,
+    filters: dict[str, Any],
+    watermark: int,
+    sent: set[int],
+    *,
+    session_id: str | None = None,
+    closed_since: Any = None,
+) -> tuple[str, set[int]]:
+    """Fragments bringing an inbox up to date: new items appear, answered ones close.
+
+    New means pending, newer than what the page was rendered with (`watermark`, the highest
+    interrupt id then) and not sent yet; a doorbell narrows the search to its run, a first
+    connection catches up on everything since the page was rendered (`closed_since`).
+    """
+    visible = queries.answerable(user)
+    if session_id is not None:
+        visible = visible.filter(session_id=session_id)
+    fresh = visible.filter(status=InterruptStatus.PENDING, pk__gt=watermark).exclude(pk__in=sent)
+    if filters.get("workflow"):
+        fresh = fresh.filter(workflow=filters["workflow"])
+    if filters.get("q"):
+        fresh = fresh.filter(message__icontains=filters["q"])
+    closed = visible.exclude(status=InterruptStatus.PENDING)
+    if closed_since is not None:
+        closed = closed.filter(answered_at__gte=closed_since)
+    new_rows = list(fresh.order_by("created_at", "id")[: queries.INBOX_PAGE])
+    context = {
+        "new_asks": ask_views(new_rows),
+        "closed_asks": closed_views(list(closed.order_by("-pk")[:50])),
+        "newest": bool(filters.get("newest")),
+        "pending_count": queries.pending_count(user),
+    }
+    return render_to_string("wfapp/live.html#inbox_update", context), {row.pk for row in new_rows}
+
+
+def inbox_list(user: Any, filters: dict[str, Any]) -> str:
+    """The whole inbox list again (after a reconnect), out of band."""
+    page = queries.inbox_page(user, **filters)
+    context = {"asks": ask_views(page.items), "page": page, "filters": filters, "oob": True}
+    return render_to_string("wfapp/inbox.html#list", context) + badge_fragment(user)
+
+
+def runs_update(session_id: str, filters: dict[str, Any], created: bool) -> str:
+    session = queries.get_run(session_id)
+    if session is None:
+        return ""
+    insert = created and queries.run_matches(session, **filters)
+    return render_to_string("wfapp/live.html#run_row", {"run": session, "insert": insert})

@@ -1,0 +1,143 @@
+"""What a run page shows, folded from its event log: pure functions, no database.
+
+Node paths look like `wf@1/step@1/child@2`: the second segment names a node of the workflow's
+graph, deeper segments are dynamic children shown under it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+PREVIEW_CHARS = 160
+
+# What each event kind means for the status of the node at its path; others change nothing.
+_NODE_STATUS = {
+    "started": "running",
+    "completed": "completed",
+    "interrupt": "waiting",
+    "error": "failed",
+}
+
+
+def split_path(node_path: str) -> list[str]:
+    return [part for part in node_path.split("/") if part]
+
+
+def segment_name(segment: str) -> str:
+    """`review_item@3` -> `review_item` (run ids after the last `@`)."""
+    name, sep, _ = segment.rpartition("@")
+    return name if sep else segment
+
+
+def node_statuses(
+    rows: Iterable[tuple[str, str]],
+) -> tuple[dict[str, str], dict[str, list[dict[str, str]]]]:
+    """Fold `(kind, node_path)` rows, in log order, into graph-node statuses and children.
+
+    A graph node shows its latest execution's status; its dynamic children (paths one level
+    under it) are listed in the order they first appeared, each with its own latest status.
+    """
+    statuses: dict[str, str] = {}
+    children: dict[str, dict[str, str]] = {}
+    for kind, node_path in rows:
+        status = _NODE_STATUS.get(kind)
+        if status is None:
+            continue
+        parts = split_path(node_path)
+        if len(parts) < 2:
+            continue
+        graph_node = segment_name(parts[1])
+        if len(parts) == 2:
+            statuses[graph_node] = status
+        elif len(parts) == 3:
+            children.setdefault(graph_node, {})[node_path] = status
+    listed = {
+        node: [{"path": path, "status": status} for path, status in paths.items()]
+        for node, paths in children.items()
+    }
+    return statuses, listed
+
+
+def fold_state(deltas: Iterable[Any]) -> dict[str, Any]:
+    """Apply state deltas in log order (a later key replaces an earlier one)."""
+    state: dict[str, Any] = {}
+    for delta in deltas:
+        if isinstance(delta, dict):
+            state.update(delta)
+    return state
+
+
+def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
+    """A one-line JSON preview of `value`, cut to `limit` characters."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of the run timeline."""
+
+    seq: int
+    timestamp: float
+    kind: str
+    node_path: str
+    title: str
+    detail: str = ""  # a one-line preview
+    full: str = ""  # the whole value, when the preview is cut or multi-line
+    actor: str = ""
+
+    @property
+    def when(self) -> datetime:
+        return datetime.fromtimestamp(self.timestamp, UTC)
+
+
+def _with_value(seq: int, ts: float, kind: str, path: str, title: str, value: Any, actor: str = "") -> Entry:
+    short = preview(value)
+    whole = pretty(value)
+    return Entry(seq, ts, kind, path, title, short, whole if whole != short else "", actor)
+
+
+def describe_event(seq: int, timestamp: float, kind: str, node_path: str, author: str, data: dict) -> Entry:
+    """Say what happened, in words, with the value it carried."""
+    if kind == "started":
+        return Entry(seq, timestamp, kind, node_path, "Started")
+    if kind == "interrupt":
+        ask = data.get("interrupt") or {}
+        return Entry(seq, timestamp, kind, node_path, "Asked for input", preview(ask.get("message") or ""))
+    if kind == "answer":
+        answer = data.get("answer") or {}
+        actor = str(answer.get("actor") or author or "")
+        title = f"Answered by {actor}" if actor else "Answered"
+        return _with_value(seq, timestamp, kind, node_path, title, answer.get("value"), actor)
+    if kind == "error":
+        error = data.get("error") or {}
+        text = f"{error.get('type', 'Error')}: {error.get('message', '')}"
+        return Entry(
+            seq, timestamp, kind, node_path, "Error", preview(text, 300), text if len(text) > 300 else ""
+        )
+    if kind == "status":
+        return Entry(seq, timestamp, kind, node_path, f"Run {data.get('status', 'changed')}")
+    parts = []
+    if "output" in data:
+        parts.append(("Output", data["output"]))
+    if "route" in data:
+        parts.append(("Route", data["route"]))
+    if "state" in data:
+        parts.append(("State change", data["state"]))
+    if not parts:
+        return Entry(
+            seq, timestamp, kind, node_path, "Completed" if kind == "completed" else kind.capitalize()
+        )
+    if len(parts) == 1:
+        return _with_value(seq, timestamp, kind, node_path, parts[0][0], parts[0][1])
+    title = " · ".join(name for name, _ in parts)
+    return _with_value(seq, timestamp, kind, node_path, title, {name.lower(): value for name, value in parts})

@@ -1,0 +1,152 @@
+"""The inbox: pending interrupts a user may answer, answered inline, one by one or in bulk."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import reswap, retarget
+
+from engine.errors import (
+    InterruptAlreadyAnswered,
+    InvalidAnswerError,
+    SessionStateError,
+    UnknownInterruptError,
+)
+from wfapp import services
+from wfapp.errors import NotAllowedError, RunStateError, UnknownRunError
+from wfapp.models import Interrupt, InterruptStatus
+from wfapp.web import presenter, queries
+from wfapp.web.http import is_fragment_request, notice, page_or_fragment, too_large
+from wfapp.web.schema_form import bulk_decision
+
+
+def inbox_filters(request: HttpRequest) -> dict[str, Any]:
+    return {
+        "workflow": request.GET.get("workflow", "").strip(),
+        "q": request.GET.get("q", "").strip()[:200],
+        "newest": request.GET.get("sort") == "newest",
+    }
+
+
+@require_GET
+@login_required
+def inbox(request: HttpRequest) -> HttpResponse:
+    filters = inbox_filters(request)
+    page = queries.inbox_page(request.user, cursor=request.GET.get("after"), **filters)
+    filtered = bool(filters["workflow"] or filters["q"])
+    context = {
+        "asks": presenter.ask_views(page.items),
+        "page": page,
+        "filters": filters,
+        "workflows": presenter.workflow_names(),
+        "pending_count": queries.pending_count(request.user) if filtered else page.count,
+        "watermark": queries.interrupt_watermark(),
+        "rendered_at": timezone.now().isoformat(),
+        "can_answer": services.can_answer(request.user),
+        "more": bool(request.GET.get("after")),
+    }
+    fragment = "more" if request.GET.get("after") else "list"
+    return page_or_fragment(request, "wfapp/inbox.html", fragment, context)
+
+
+@require_GET
+@login_required
+def interrupt_page(request: HttpRequest, pk: int) -> HttpResponse:
+    row = queries.visible_interrupt(request.user, pk)
+    if row is None:
+        raise Http404("No such interrupt")
+    return render(request, "wfapp/interrupt.html", {"ask": presenter.ask_view(row), "row": row})
+
+
+def _answered_elsewhere(row: Interrupt, refused: InterruptAlreadyAnswered) -> str:
+    who = refused.answered_by or row.answered_by or "someone else"
+    when = refused.answered_at or row.answered_at
+    at = f" at {when:%H:%M:%S} UTC" if hasattr(when, "strftime") else ""
+    return f"Already answered by {who}{at}. Your answer was not recorded."
+
+
+@require_POST
+@login_required
+def answer(request: HttpRequest, pk: int) -> HttpResponse:
+    row = queries.visible_interrupt(request.user, pk)
+    if row is None:
+        raise Http404("No such interrupt")
+    target = f"#interrupt-{pk}"
+    if too_large(request):
+        return notice(request, "That answer is too large.", status=413, target=None)
+    ask = presenter.ask_view(row, data=request.POST)
+    if not ask.form.is_valid():
+        return _invalid(request, ask)
+    try:
+        async_to_sync(services.answer_interrupt)(
+            row.session_id, row.interrupt_id, ask.form.value, user=request.user
+        )
+    except InvalidAnswerError as invalid:
+        for key, messages in invalid.field_errors.items():
+            ask.form.errors.setdefault(key, []).extend(messages)
+        for widget in ask.form.widgets():
+            widget.errors = ask.form.errors.get(widget.key, [])
+        return _invalid(request, ask)
+    except InterruptAlreadyAnswered as refused:
+        return notice(request, _answered_elsewhere(row, refused), status=409, kind="conflict", target=target)
+    except (SessionStateError, RunStateError, UnknownInterruptError):
+        message = "This question is no longer open: the run has moved on. Your answer was not recorded."
+        return notice(request, message, status=409, kind="conflict", target=target)
+    except (NotAllowedError, UnknownRunError):
+        raise Http404("No such interrupt") from None
+    if not is_fragment_request(request):
+        return redirect(request.POST.get("next") or "inbox")
+    row.refresh_from_db()
+    response = render(request, "wfapp/inbox.html#closed", {"closed": presenter.ClosedView(row)})
+    return reswap(retarget(response, target), "outerHTML")
+
+
+def _invalid(request: HttpRequest, ask: presenter.AskView) -> HttpResponse:
+    if is_fragment_request(request):
+        return render(request, "wfapp/inbox.html#answer_form", {"ask": ask}, status=422)
+    return render(request, "wfapp/interrupt.html", {"ask": ask, "row": ask.row}, status=422)
+
+
+@require_POST
+@login_required
+def bulk_answer(request: HttpRequest) -> HttpResponse:
+    """Approve or reject every selected interrupt whose schema allows it; report each."""
+    if too_large(request):
+        return notice(request, "Too many items at once.", status=413)
+    approve = request.POST.get("decision") == "approve"
+    ids = [int(i) for i in request.POST.getlist("ids") if i.isdigit()][:200]
+    rows = {row.pk: row for row in queries.answerable(request.user).filter(pk__in=ids)}
+    results = []
+    for pk in ids:
+        row = rows.get(pk)
+        results.append(_bulk_one(request, pk, row, approve))
+    status = 200 if any(r["ok"] for r in results) or not results else 409
+    closed = presenter.closed_views([r["row"] for r in results if r["row"]])
+    context = {"results": results, "approve": approve, "closed_asks": closed}
+    return render(request, "wfapp/inbox.html#bulk_results", context, status=status)
+
+
+def _bulk_one(request: HttpRequest, pk: int, row: Interrupt | None, approve: bool) -> dict[str, Any]:
+    if row is None:
+        return {"pk": pk, "ok": False, "text": "Not found.", "row": None}
+    bulk = bulk_decision(row.response_schema)
+    label = f"{row.workflow} · {row.message[:80]}"
+    if bulk is None:
+        return {"pk": pk, "ok": False, "text": f"{label}: needs the full form.", "row": None}
+    try:
+        async_to_sync(services.answer_interrupt)(
+            row.session_id, row.interrupt_id, bulk.answer(approve), user=request.user
+        )
+    except InterruptAlreadyAnswered as refused:
+        return {"pk": pk, "ok": False, "text": f"{label}: {_answered_elsewhere(row, refused)}", "row": None}
+    except (SessionStateError, RunStateError, UnknownInterruptError, InvalidAnswerError) as refused:
+        return {"pk": pk, "ok": False, "text": f"{label}: not answered ({refused}).", "row": None}
+    row.refresh_from_db()
+    verb = "Approved" if approve else "Rejected"
+    return {"pk": pk, "ok": row.status == InterruptStatus.ANSWERED, "text": f"{label}: {verb}.", "row": row}

@@ -1,0 +1,101 @@
+"""Runs: the filtered list, the live run page, older events on demand, cancel and retry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRefresh
+
+from wfapp import services
+from wfapp.errors import RunStateError, UnknownRunError
+from wfapp.models import RunStatus
+from wfapp.web import presenter, queries
+from wfapp.web.http import is_fragment_request, notice, page_or_fragment
+
+
+def run_filters(request: HttpRequest) -> dict[str, Any]:
+    status = request.GET.get("status", "")
+    return {
+        "status": status if status in RunStatus.values else "",
+        "workflow": request.GET.get("workflow", "").strip(),
+        "q": request.GET.get("q", "").strip()[:100],
+    }
+
+
+@require_GET
+@login_required
+def runs(request: HttpRequest) -> HttpResponse:
+    filters = run_filters(request)
+    page = queries.runs_page(cursor=request.GET.get("after"), **filters)
+    context = {
+        "page": page,
+        "filters": filters,
+        "statuses": RunStatus.values,
+        "workflows": presenter.workflow_names(),
+        "pending_count": queries.pending_count(request.user),
+    }
+    fragment = "more" if request.GET.get("after") else "list"
+    return page_or_fragment(request, "wfapp/runs.html", fragment, context)
+
+
+def _run(session_id: str) -> Any:
+    session = queries.get_run(session_id)
+    if session is None:
+        raise Http404("No such run")
+    return session
+
+
+@require_GET
+@login_required
+def run(request: HttpRequest, session_id: str) -> HttpResponse:
+    context = presenter.run_context(_run(session_id), request.user)
+    context["pending_count"] = queries.pending_count(request.user)
+    return render(request, "wfapp/run.html", context)
+
+
+@require_GET
+@login_required
+def run_events(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Older timeline entries, before seq `before`, replacing the "load older" button."""
+    session = _run(session_id)
+    try:
+        before = int(request.GET.get("before", ""))
+    except ValueError:
+        raise Http404("No such page") from None
+    rows = queries.events_before(session.pk, before)
+    context = {
+        "run": session,
+        "entries": presenter.entries(rows),
+        "older_before": rows[0]["seq"] if rows and rows[0]["seq"] > 1 else None,
+    }
+    return render(request, "wfapp/run.html#older", context)
+
+
+def _action(request: HttpRequest, session_id: str, action: Any, done: str) -> HttpResponse:
+    session = _run(session_id)
+    try:
+        async_to_sync(action)(session.pk, user=request.user)
+    except RunStateError as refused:
+        return notice(request, str(refused), status=409, kind="conflict")
+    except UnknownRunError:
+        raise Http404("No such run") from None
+    if is_fragment_request(request):
+        return HttpResponseClientRefresh()
+    return redirect("run", session_id=session.pk)
+
+
+@require_POST
+@login_required
+def cancel(request: HttpRequest, session_id: str) -> HttpResponse:
+    return _action(request, session_id, services.cancel_run, "cancelled")
+
+
+@require_POST
+@login_required
+def retry(request: HttpRequest, session_id: str) -> HttpResponse:
+    return _action(request, session_id, services.retry_run, "retrying")

@@ -1,0 +1,84 @@
+"""Registered workflows: a picture of each graph, and a start form from its input schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from wfapp import services
+from wfapp.errors import InputValidationError, UnknownWorkflowError
+from wfapp.registry import all_workflows
+from wfapp.web import queries
+from wfapp.web.graph_svg import render_graph
+from wfapp.web.http import is_fragment_request, notice, too_large
+from wfapp.web.schema_form import SchemaForm
+
+
+def _card(workflow: Any, data: Any = None) -> dict[str, Any]:
+    describe = workflow.describe()
+    return {
+        "name": workflow.name,
+        "description": describe.get("description") or "",
+        "graph": mark_safe(render_graph(describe, id_prefix=f"graph-{workflow.name}")),
+        "form": SchemaForm(workflow.input_schema, data=data, id_prefix=f"start-{workflow.name}-"),
+        "start_url": reverse("workflow-start", args=[workflow.name]),
+        "url": reverse("workflow", args=[workflow.name]),
+        "nodes": len(describe.get("nodes") or []),
+    }
+
+
+def _workflow(name: str) -> Any:
+    workflow = all_workflows().get(name)
+    if workflow is None:
+        raise Http404("No such workflow")
+    return workflow
+
+
+@require_GET
+@login_required
+def workflows(request: HttpRequest) -> HttpResponse:
+    cards = [_card(wf) for wf in all_workflows().values()]
+    context = {"cards": cards, "pending_count": queries.pending_count(request.user)}
+    return render(request, "wfapp/workflows.html", context)
+
+
+@require_GET
+@login_required
+def workflow(request: HttpRequest, name: str) -> HttpResponse:
+    context = {"card": _card(_workflow(name)), "pending_count": queries.pending_count(request.user)}
+    return render(request, "wfapp/workflow.html", context)
+
+
+@require_POST
+@login_required
+def start(request: HttpRequest, name: str) -> HttpResponse:
+    workflow = _workflow(name)
+    if too_large(request):
+        return notice(request, "That input is too large.", status=413)
+    card = _card(workflow, data=request.POST)
+    form: SchemaForm = card["form"]
+    if form.is_valid():
+        try:
+            run_id = async_to_sync(services.start_run)(name, form.value, user=request.user)
+        except InputValidationError as invalid:
+            for key, messages in invalid.field_errors.items():
+                form.errors.setdefault(key, []).extend(messages)
+            for widget in form.widgets():
+                widget.errors = form.errors.get(widget.key, [])
+        except UnknownWorkflowError:
+            raise Http404("No such workflow") from None
+        else:
+            url = reverse("run", args=[run_id])
+            return HttpResponseClientRedirect(url) if is_fragment_request(request) else redirect(url)
+    if is_fragment_request(request):
+        return render(request, "wfapp/workflow.html#start_form", {"card": card}, status=422)
+    context = {"card": card, "pending_count": queries.pending_count(request.user)}
+    return render(request, "wfapp/workflow.html", context, status=422)
