@@ -680,3 +680,48 @@ async def test_interrupt_ids_are_read_only_and_list_what_the_node_asked() -> Non
     waiting = await Runner(Workflow(name="wf", edges=[(START, Asker(name="asker"))])).run(None)
     assert waiting.status == "waiting"
     assert seen == [{"first"}]
+
+
+async def test_a_failed_run_with_a_pending_interrupt(read_log: Any, calls: Any) -> None:
+    broken = {"on": True}
+
+    def flaky(node_input: Any) -> str:
+        calls["flaky"] += 1
+        if broken["on"]:
+            raise RuntimeError("flaky is down")
+        return "fixed"
+
+    join = JoinNode(name="join")
+    runner = Runner(Workflow(name="wf", edges=[(START, (asker("ask", "q", calls), flaky), join)]))
+    failed = await runner.run(None)
+    assert failed.status == "failed"
+    assert "flaky is down" in failed.error
+
+    broken["on"] = False
+    retried = await runner.resume(failed.session_id, {})
+    assert retried.status == "waiting"
+    assert [i.id for i in retried.interrupts] == ["q"]
+    assert calls == {"ask": 1, "flaky": 2}
+
+    result = await runner.resume(failed.session_id, {"q": "answer"})
+    assert result.output == {"ask": "answer", "flaky": "fixed"}
+    assert calls == {"ask": 1, "flaky": 2}
+
+
+async def test_answering_a_failed_run_also_retries_it(calls: Any) -> None:
+    broken = {"on": True}
+
+    def flaky(node_input: Any) -> str:
+        calls["flaky"] += 1
+        if broken["on"]:
+            raise RuntimeError("down")
+        return "fixed"
+
+    join = JoinNode(name="join")
+    runner = Runner(Workflow(name="wf", edges=[(START, (asker("ask", "q", calls), flaky), join)]))
+    failed = await runner.run(None)
+    broken["on"] = False
+    result = await runner.resume(failed.session_id, {"q": "answer"})
+    assert result.status == "completed"
+    assert result.output == {"ask": "answer", "flaky": "fixed"}
+    assert calls == {"ask": 1, "flaky": 2}

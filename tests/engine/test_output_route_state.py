@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from engine import START, BaseNode, Context, Event, InMemoryEventStore, RequestInput, Runner, Workflow
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from engine import START, BaseNode, Context, Event, InMemoryEventStore, JoinNode, RequestInput, Runner, Workflow
 
 
 class Boom(Exception):
@@ -330,3 +334,44 @@ async def test_state_is_rebuilt_from_the_log_on_resume(calls: Any) -> None:
     assert result.status == "completed"
     assert result.output == "input was 7; answer yes; ctx says input was 7"
     assert calls == {"before": 1, "ask": 1, "after": 1}
+
+
+@dataclass
+class Point:
+    x: int
+    y: int
+
+
+class Tag(BaseModel):
+    label: str
+
+
+async def test_dataclass_and_model_list_outputs_are_restored_after_replay(calls: Any) -> None:
+    def point(node_input: Any) -> Point:
+        calls["point"] += 1
+        return Point(1, 2)
+
+    def tags(node_input: Any) -> list[Tag]:
+        calls["tags"] += 1
+        return [Tag(label="a"), Tag(label="b")]
+
+    def ask(node_input: Any):  # type: ignore[no-untyped-def]
+        yield RequestInput(interrupt_id="go")
+
+    seen: list[Any] = []
+
+    def combine(node_input: dict[str, Any]) -> str:
+        seen.append(node_input)
+        return "ok"
+
+    join = JoinNode(name="join")
+    wf = Workflow(name="wf", edges=[(START, (point, tags, ask), join, combine)])
+    store = InMemoryEventStore()
+    sid = (await Runner(wf, store=store).run(None)).session_id
+    loaded = InMemoryEventStore.load(store.dump(sid))
+    result = await Runner(wf, store=loaded).resume(sid, {"go": True})
+    assert result.output == "ok"
+    assert calls == {"point": 1, "tags": 1}
+    [received] = seen
+    assert received["point"] == Point(1, 2)
+    assert received["tags"] == [Tag(label="a"), Tag(label="b")]
