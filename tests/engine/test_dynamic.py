@@ -422,3 +422,34 @@ async def test_use_as_output_child_output_survives_a_resume(
 
     assert result.output == "approved=yes"
     assert calls == {"worker": 1, "delegator": 1}
+
+
+async def test_custom_run_ids_keep_results_with_their_items_when_the_list_is_reordered_on_resume(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    batches = [["A", "B", "C"], ["C", "B", "A"]]
+
+    @node(rerun_on_resume=True)
+    async def handle(ctx: Context, node_input: str) -> AsyncGenerator[Any, None]:
+        calls[node_input] += 1
+        if node_input != "B":
+            yield f"{node_input} handled"
+        elif "check-B" in ctx.resume_inputs:
+            yield f"B {ctx.resume_inputs['check-B']}"
+        else:
+            yield RequestInput(interrupt_id="check-B")
+
+    @node(rerun_on_resume=True)
+    async def handle_all(ctx: Context) -> list[str]:
+        items = batches[min(calls["handle_all"], 1)]  # the source returns a new order on resume
+        calls["handle_all"] += 1
+        return list(
+            await asyncio.gather(*(ctx.run_node(handle, item, run_id=f"item-{item}") for item in items))
+        )
+
+    runner = Runner(single(handle_all), store=store)
+    first = await runner.run()
+    result = await runner.resume(first.session_id, {"check-B": "checked"})
+
+    assert result.output == ["C handled", "B checked", "A handled"]
+    assert calls == {"handle_all": 2, "A": 1, "B": 2, "C": 1}

@@ -452,3 +452,24 @@ async def test_custom_run_id_with_a_path_separator_fails_the_run(store: InMemory
 
     assert result.status == "failed"
     assert "a/b" in (result.error or "") and "process" in (result.error or "")
+
+
+async def test_child_output_that_cannot_be_stored_fails_the_child_naming_it_and_the_type(
+    store: InMemoryEventStore,
+) -> None:
+    class Opaque:
+        pass
+
+    @node
+    def make(node_input: Any) -> Any:
+        return Opaque()
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> Any:
+        return await ctx.run_node(make)
+
+    result = await Runner(single(orch), store=store).run()
+
+    assert result.status == "failed"
+    assert "wf@1/orch@1/make@1" in (result.error or "")
+    assert "Opaque" in (result.error or "")
