@@ -745,3 +745,19 @@ async def test_orchestrator_in_a_graph_loop_numbers_children_per_activation(
     log = await read_log(runner, first.session_id)
     assert log.outputs()["wf@1/step@1/child@1"] == 1
     assert log.outputs()["wf@1/step@2/child@1"] == 2
+
+
+async def test_answers_recorded_separately_then_one_advance_re_runs_each_node_once(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    runner = Runner(single(five_workers(calls, rerun_on_resume=True)), store=store)
+    first = await runner.run([1, 2, 3, 4, 5])
+
+    await runner.answer(first.session_id, {"w1": "one"}, actor="ann")
+    await runner.answer(first.session_id, {"w5": "five"}, actor="bob")
+    assert calls["supervisor"] == 1  # answering alone executes nothing
+    partial = await runner.advance(first.session_id)
+
+    assert [i.id for i in partial.interrupts] == ["w3"]
+    base = {f"worker{i}": 1 for i in range(1, 6)}
+    assert calls == {"supervisor": 2, **base, "worker1": 2, "worker5": 2}
