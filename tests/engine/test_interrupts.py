@@ -725,3 +725,37 @@ async def test_answering_a_failed_run_also_retries_it(calls: Any) -> None:
     assert result.status == "completed"
     assert result.output == {"ask": "answer", "flaky": "fixed"}
     assert calls == {"ask": 1, "flaky": 2}
+
+
+async def test_an_unstorable_payload_fails_the_asking_node(read_log: Any) -> None:
+    def ask(node_input: Any):  # type: ignore[no-untyped-def]
+        yield RequestInput(interrupt_id="q", payload=object())
+
+    runner = Runner(Workflow(name="wf", edges=[(START, ask)]))
+    result = await runner.run(None)
+    assert result.status == "failed"
+    assert "ask" in result.error
+    log = await read_log(runner, result.session_id)
+    assert log.of_kind("interrupt") == []
+    assert [e.node_path for e in log.errors()] == ["wf@1/ask@1"]
+
+
+async def test_an_invalid_response_schema_fails_the_asking_node(read_log: Any) -> None:
+    def ask(node_input: Any):  # type: ignore[no-untyped-def]
+        yield RequestInput(interrupt_id="q", response_schema={"type": "no-such-type"})
+
+    runner = Runner(Workflow(name="wf", edges=[(START, ask)]))
+    result = await runner.run(None)
+    assert result.status == "failed"
+    assert "ask" in result.error
+    log = await read_log(runner, result.session_id)
+    assert log.of_kind("interrupt") == []
+
+
+async def test_an_unstorable_answer_is_refused(read_log: Any, calls: Any) -> None:
+    runner = Runner(Workflow(name="wf", edges=[(START, asker("ask", "q", calls))]))
+    sid = (await runner.run(None)).session_id
+    before = (await read_log(runner, sid)).events
+    with pytest.raises(InvalidAnswerError):
+        await runner.resume(sid, {"q": object()})
+    assert (await read_log(runner, sid)).events == before
