@@ -343,6 +343,22 @@ async def test_join_with_start_as_a_predecessor_gets_the_workflow_input() -> Non
     assert (await Runner(wf).run("in")).output == {"a": "in>a", "START": "in"}
 
 
+async def test_a_node_with_two_predecessors_runs_once_per_predecessor(read_log: Any, calls: Any) -> None:
+    # Seed 002, rule 5: "A second run comes from giving B another predecessor".
+    def b(node_input: str) -> str:
+        calls["b"] += 1
+        return node_input
+
+    sink = Sink(name="sink", seen=[])
+    runner = Runner(Workflow(name="wf", edges=[(START, (tag("x"), tag("y")), b, sink)]))
+    result = await runner.run("in")
+    assert result.status == "completed"
+    assert calls["b"] == 2
+    assert sorted(sink.seen) == ["in>x", "in>y"]
+    log = await read_log(runner, result.session_id)
+    assert {"wf@1/b@1", "wf@1/b@2"} <= set(log.started())
+
+
 # -- loops -----------------------------------------------------------------------------------
 
 
