@@ -473,3 +473,28 @@ async def test_child_output_that_cannot_be_stored_fails_the_child_naming_it_and_
     assert result.status == "failed"
     assert "wf@1/orch@1/make@1" in (result.error or "")
     assert "Opaque" in (result.error or "")
+
+
+class Order(BaseModel):
+    order_id: str
+    quantity: int
+
+
+async def test_child_input_that_does_not_match_its_model_fails_the_run_naming_node_and_field(
+    store: InMemoryEventStore,
+) -> None:
+    @node
+    def process_order(node_input: Order) -> int:
+        return node_input.quantity
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> list[int]:
+        good = await ctx.run_node(process_order, {"order_id": "A7", "quantity": "2"})
+        bad = await ctx.run_node(process_order, {"order_id": "B8", "quantity": "lots"})
+        return [good, bad]
+
+    result = await Runner(single(orch), store=store).run()
+
+    assert result.status == "failed"
+    assert "process_order" in (result.error or "")
+    assert "quantity" in (result.error or "")

@@ -761,3 +761,43 @@ async def test_answers_recorded_separately_then_one_advance_re_runs_each_node_on
     assert [i.id for i in partial.interrupts] == ["w3"]
     base = {f"worker{i}": 1 for i in range(1, 6)}
     assert calls == {"supervisor": 2, **base, "worker1": 2, "worker5": 2}
+
+
+async def test_case1_workflow_child_met_again_in_the_same_turn_is_not_run_again(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node
+    def step(node_input: str) -> str:
+        calls["step"] += 1
+        return node_input.upper()
+
+    inner = Workflow(name="inner", edges=[("START", step)])
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> list[str]:
+        return [await ctx.run_node(inner, "a", run_id="w-a"), await ctx.run_node(inner, "b", run_id="w-a")]
+
+    result = await Runner(single(orch), store=store).run()
+
+    assert result.output == ["A", "A"]
+    assert calls["step"] == 1
+
+
+async def test_case1_waiting_child_shared_by_two_gathered_calls_asks_once(
+    calls: Counter[str], store: InMemoryEventStore, read_log: Any
+) -> None:
+    ask = asker(calls, "ask", "q")
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> list[Any]:
+        calls["orch"] += 1
+        return list(await asyncio.gather(ctx.run_node(ask, run_id="one"), ctx.run_node(ask, run_id="one")))
+
+    runner = Runner(single(orch), store=store)
+    first = await runner.run()
+    assert [i.id for i in first.interrupts] == ["q"]
+    assert len((await read_log(runner, first.session_id)).of_kind("interrupt")) == 1
+
+    result = await runner.resume(first.session_id, {"q": "both"})
+    assert result.output == ["both", "both"]
+    assert calls == {"orch": 2, "ask": 1}

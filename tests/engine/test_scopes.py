@@ -167,3 +167,45 @@ async def test_dynamic_children_are_not_throttled_by_max_concurrency(
 
     assert result.output == [0, 1, 2, 3, 4, 5]
     assert calls["peak"] == 6
+
+
+async def test_parallel_worker_inside_a_dynamically_run_workflow_resumes_item_by_item(
+    calls: Counter[str], store: InMemoryEventStore, read_log: Any
+) -> None:
+    @node(parallel_worker=True, max_parallel_workers=2)
+    async def check(node_input: int) -> AsyncGenerator[Any, None]:
+        calls[f"check{node_input}"] += 1
+        if node_input % 2:
+            yield RequestInput(interrupt_id=f"odd-{node_input}")
+        else:
+            yield node_input
+
+    @node
+    def total(node_input: list[Any]) -> int:
+        calls["total"] += 1
+        return sum(node_input)
+
+    inner = Workflow(name="inner", edges=[("START", check, total)])
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context, node_input: list[int]) -> str:
+        calls["orch"] += 1
+        return f"total {await ctx.run_node(inner, node_input)}"
+
+    runner = Runner(Workflow(name="wf", edges=[("START", orch)]), store=store)
+    first = await runner.run([1, 2, 3, 4])
+    assert sorted(i.node_path for i in first.interrupts) == [
+        "wf@1/orch@1/inner@1/check@1/check@1",
+        "wf@1/orch@1/inner@1/check@1/check@3",
+    ]
+
+    await runner.resume(first.session_id, {"odd-3": 30})
+    result = await runner.resume(first.session_id, {"odd-1": 10})
+
+    assert result.output == "total 46"
+    assert calls == {"orch": 3, "check1": 1, "check2": 1, "check3": 1, "check4": 1, "total": 1}
+    log = await read_log(runner, first.session_id)
+    authors = {
+        e.author for e in log.events if e.kind != "answer" and e.node_path.startswith("wf@1/orch@1/inner@1/")
+    }
+    assert authors == {"inner"}
