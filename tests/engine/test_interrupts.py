@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -33,6 +34,17 @@ from engine.errors import (
 class Approval(BaseModel):
     approved: bool
     comment: str = ""
+
+
+class Sink(BaseNode):
+    """Records what it receives and outputs nothing."""
+
+    seen: list[Any] = []
+
+    async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
+        self.seen.append(node_input)
+        return
+        yield
 
 
 def counted(name: str, calls: Any) -> FunctionNode:
@@ -759,3 +771,38 @@ async def test_an_unstorable_answer_is_refused(read_log: Any, calls: Any) -> Non
     with pytest.raises(InvalidAnswerError):
         await runner.resume(sid, {"q": object()})
     assert (await read_log(runner, sid)).events == before
+
+
+async def test_a_rerun_node_gets_its_original_input_when_branches_finished_out_of_order(
+    read_log: Any,
+) -> None:
+    # b has two predecessors, so it runs twice. In the first turn the slow branch finishes
+    # last, so b@1 runs on y's output and b@2 on x's. Replay must give b@1 the same input.
+    async def x(node_input: Any) -> str:
+        for _ in range(20):
+            await asyncio.sleep(0)
+        return "x"
+
+    def y(node_input: Any) -> str:
+        return "y"
+
+    runs: list[tuple[str, Any]] = []
+
+    @node(rerun_on_resume=True)
+    def b(ctx: Context, node_input: str):  # type: ignore[no-untyped-def]
+        runs.append((ctx.node_path, node_input))
+        if node_input == "y" and "q" not in ctx.resume_inputs:
+            yield RequestInput(interrupt_id="q")
+            return
+        yield f"{node_input}:{ctx.resume_inputs.get('q')}"
+
+    sink = Sink(name="sink", seen=[])
+    runner = Runner(Workflow(name="wf", edges=[(START, (x, y), b, sink)]))
+    waiting = await runner.run(None)
+    assert [(i.id, i.node_path) for i in waiting.interrupts] == [("q", "wf@1/b@1")]
+    assert runs == [("wf@1/b@1", "y"), ("wf@1/b@2", "x")]
+
+    result = await runner.resume(waiting.session_id, {"q": "ok"})
+    assert result.status == "completed", result.error
+    assert runs[2:] == [("wf@1/b@1", "y")]
+    assert sorted(sink.seen) == ["x:None", "y:ok"]
