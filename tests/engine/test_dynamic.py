@@ -360,9 +360,9 @@ async def test_use_as_output_makes_the_child_output_the_terminal_callers_output(
 
     assert result.output == "worked x"
     log = await read_log(runner, result.session_id)
-    events = [e for e in log.output_events() if e.output == "worked x"]
-    assert [e.node_path for e in events] == ["wf@1/delegator@1/worker@1"]
-    assert events[0].output_for == ["wf@1/delegator@1/worker@1", "wf@1/delegator@1", "wf@1"]
+    (event,) = log.output_events()  # one event carries the output for child, caller and workflow
+    assert event.node_path == "wf@1/delegator@1/worker@1"
+    assert event.output_for == ["wf@1/delegator@1/worker@1", "wf@1/delegator@1", "wf@1"]
 
 
 async def test_use_as_output_flows_downstream_from_a_non_terminal_caller(
@@ -453,3 +453,27 @@ async def test_custom_run_ids_keep_results_with_their_items_when_the_list_is_reo
 
     assert result.output == ["C handled", "B checked", "A handled"]
     assert calls == {"handle_all": 2, "A": 1, "B": 2, "C": 1}
+
+
+async def test_caller_output_after_use_as_output_is_suppressed(
+    store: InMemoryEventStore, read_log: Any
+) -> None:
+    """As google-adk does: the delegate's output stands, the caller's own yield is dropped."""
+
+    @node
+    def worker(node_input: str) -> str:
+        return "from worker"
+
+    @node(rerun_on_resume=True)
+    async def delegator(ctx: Context) -> AsyncGenerator[Any, None]:
+        await ctx.run_node(worker, use_as_output=True)
+        yield "from delegator"
+
+    runner = Runner(single(delegator), store=store)
+    result = await runner.run()
+
+    assert result.status == "completed"
+    assert result.output == "from worker"
+    assert [e.node_path for e in (await read_log(runner, result.session_id)).output_events()] == [
+        "wf@1/delegator@1/worker@1"
+    ]
