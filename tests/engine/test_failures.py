@@ -439,3 +439,36 @@ async def test_retry_a_failed_node_inside_a_nested_workflow(read_log: Any, calls
     assert result.status == "completed"
     assert result.output == "in>before>x>fixed"
     assert calls == {"before": 1, "x": 1, "explode": 2}
+
+
+async def test_retry_gives_the_failed_node_its_original_input(read_log: Any) -> None:
+    # b runs once per predecessor; the fast branch y triggers b@1 first in the first turn.
+    # Retrying must run b@1 again on y's output, not on x's (see engine bug #3).
+    async def x(node_input: Any) -> str:
+        for _ in range(20):
+            await asyncio.sleep(0)
+        return "x"
+
+    def y(node_input: Any) -> str:
+        return "y"
+
+    broken = {"on": True}
+    runs: list[tuple[str, Any]] = []
+
+    def b(ctx: Context, node_input: str) -> None:
+        runs.append((ctx.node_path, node_input))
+        if node_input == "y" and broken["on"]:
+            raise Flaky("y's run of b fails once")
+        ctx.state[f"b_{node_input}"] = True
+
+    runner = Runner(Workflow(name="wf", edges=[(START, (x, y), b)]))
+    failed = await runner.run(None)
+    assert failed.status == "failed"
+    assert runs[0] == ("wf@1/b@1", "y")
+    done = len(runs)
+    broken["on"] = False
+    result = await runner.resume(failed.session_id, {})
+    assert result.status == "completed", result.error
+    assert ("wf@1/b@1", "y") in runs[done:]
+    assert ("wf@1/b@1", "x") not in runs
+    assert (await read_log(runner, failed.session_id)).state() == {"b_x": True, "b_y": True}
