@@ -461,7 +461,7 @@ async def test_caller_output_after_use_as_output_is_suppressed(
     """As google-adk does: the delegate's output stands, the caller's own yield is dropped."""
 
     @node
-    def worker(node_input: str) -> str:
+    def worker(node_input: Any) -> str:
         return "from worker"
 
     @node(rerun_on_resume=True)
@@ -472,7 +472,7 @@ async def test_caller_output_after_use_as_output_is_suppressed(
     runner = Runner(single(delegator), store=store)
     result = await runner.run()
 
-    assert result.status == "completed"
+    assert result.status == "completed", result.error
     assert result.output == "from worker"
     assert [e.node_path for e in (await read_log(runner, result.session_id)).output_events()] == [
         "wf@1/delegator@1/worker@1"
