@@ -1,0 +1,103 @@
+"""Pages cost a fixed number of queries whatever the data: 10,000 pending, 5,000 events."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from wfapp.models import Event, Interrupt, Session
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"approved": {"type": "boolean"}, "comment": {"type": "string", "default": ""}},
+    "required": ["approved"],
+}
+
+
+@pytest.fixture
+def many_pending(db: None) -> Session:
+    session = Session.objects.create(id="bulk-run", workflow="expense_approval", status="waiting", input={})
+    Interrupt.objects.bulk_create(
+        Interrupt(
+            session=session,
+            interrupt_id=f"ask-{i}",
+            request_seq=i + 1,
+            workflow="expense_approval",
+            node_path=f"expense_approval@1/manager_review@{i + 1}",
+            message=f"Question {i}",
+            payload={"n": i},
+            response_schema=SCHEMA,
+        )
+        for i in range(10_000)
+    )
+    return session
+
+
+@pytest.fixture
+def long_run(db: None) -> Session:
+    session = Session.objects.create(
+        id="long-run", workflow="batch_review", status="running", input={}, last_seq=5000
+    )
+    now = time.time()
+    kinds = ("started", "output", "completed", "state")
+    Event.objects.bulk_create(
+        Event(
+            session=session,
+            seq=seq,
+            kind=kinds[seq % 4],
+            node_path=f"batch_review@1/review_item@1/review_item@{seq // 4 + 1}",
+            author="batch_review",
+            timestamp=now + seq,
+            data={"output": {"i": seq}} if seq % 4 == 1 else ({"state": {"k": seq}} if seq % 4 == 3 else {}),
+        )
+        for seq in range(1, 5001)
+    )
+    return session
+
+
+def test_inbox_with_10000_pending(
+    operator_client: Client, many_pending, django_assert_max_num_queries
+) -> None:
+    operator_client.get(reverse("inbox"))  # warm the session and permission caches like a real visit
+    with django_assert_max_num_queries(8):
+        response = operator_client.get(reverse("inbox"))
+    html = response.content.decode()
+    assert html.count('class="card inbox-item"') == 25
+    assert "10000 pending" in html
+    assert 'id="inbox-more"' in html
+
+
+def test_inbox_next_page_and_search(
+    operator_client: Client, many_pending, django_assert_max_num_queries
+) -> None:
+    first = operator_client.get(reverse("inbox"), {"sort": "newest"}, HTTP_HX_REQUEST="true").content.decode()
+    assert "Question 9999" in first
+    cursor = first.split("after=")[1].split('"')[0]
+    with django_assert_max_num_queries(8):
+        more = operator_client.get(
+            reverse("inbox"), {"sort": "newest", "after": cursor}, HTTP_HX_REQUEST="true"
+        )
+    html = more.content.decode()
+    assert "Question 9974" in html and "Question 9999" not in html
+    found = operator_client.get(
+        reverse("inbox"), {"q": "Question 4242"}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert found.count('class="card inbox-item"') == 1
+
+
+def test_run_page_with_5000_events(operator_client: Client, long_run, django_assert_max_num_queries) -> None:
+    operator_client.get(reverse("inbox"))
+    with django_assert_max_num_queries(10):
+        response = operator_client.get(reverse("run", args=[long_run.pk]))
+    html = response.content.decode()
+    assert html.count('<li class="kind-') == 100
+    assert 'id="event-5000"' in html and 'id="event-4900"' not in html
+    assert "Load older events" in html
+    older = operator_client.get(
+        reverse("run-events", args=[long_run.pk]), {"before": 4901}, HTTP_HX_REQUEST="true"
+    )
+    assert 'id="event-4900"' in older.content.decode() and 'id="event-4801"' in older.content.decode()
+    assert 'id="event-4800"' not in older.content.decode()

@@ -1,0 +1,112 @@
+"""Workflows, start forms, the runs list and the run page (full pages and htmx fragments)."""
+
+from __future__ import annotations
+
+import re
+
+from django.test import Client
+from django.urls import reverse
+
+from tests.web.conftest import BIG_EXPENSE, pending
+from wfapp.models import Session
+
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+def test_workflows_page_shows_each_graph_and_a_start_link(operator_client: Client) -> None:
+    html = operator_client.get(reverse("workflows")).content.decode()
+    for name in ("expense_approval", "document_review", "batch_review"):
+        assert f'id="workflow-{name}"' in html
+        assert reverse("workflow", args=[name]) in html
+    assert 'data-node="manager_review"' in html
+    assert ">auto</text>" in html  # a route label
+
+
+def test_start_form_comes_from_the_input_schema(operator_client: Client) -> None:
+    html = operator_client.get(reverse("workflow", args=["expense_approval"])).content.decode()
+    assert 'name="f.employee"' in html and 'name="f.description"' in html
+    assert re.search(r'name="f.amount" type="number"[^>]*min="0"', html)
+    assert html.count('name="f.category"') == 4  # radio buttons
+
+
+def test_start_with_invalid_input_is_422_and_starts_nothing(operator_client: Client) -> None:
+    data = {"f.employee": "Ann", "f.amount": "-3", "f.category": "travel", "f.description": "x"}
+    response = operator_client.post(reverse("workflow-start", args=["expense_approval"]), data, **HX)
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert "Enter a value greater than 0." in html and 'value="-3"' in html
+    assert not Session.objects.exists()
+
+
+def test_start_redirects_to_the_new_run(operator_client: Client) -> None:
+    data = {"f.employee": "Ann", "f.amount": "1500", "f.category": "travel", "f.description": "Flights"}
+    response = operator_client.post(reverse("workflow-start", args=["expense_approval"]), data, **HX)
+    assert response.status_code == 200
+    run = Session.objects.get()
+    assert response["HX-Redirect"] == reverse("run", args=[run.pk])
+    assert run.input == {"employee": "Ann", "amount": 1500, "category": "travel", "description": "Flights"}
+    assert run.created_by.username == "olga"
+
+
+def test_unknown_workflow_is_404(operator_client: Client) -> None:
+    assert operator_client.get(reverse("workflow", args=["nope"])).status_code == 404
+
+
+def test_runs_list_filters_and_fragment(operator_client: Client, start_run) -> None:
+    waiting = start_run()
+    done = start_run(node_input={**BIG_EXPENSE, "amount": 20})
+    html = operator_client.get(reverse("runs")).content.decode()
+    assert f'id="run-row-{waiting}"' in html and f'id="run-row-{done}"' in html
+    fragment = operator_client.get(reverse("runs"), {"status": "completed"}, **HX).content.decode()
+    assert fragment.lstrip().startswith('<section id="runs-list"')
+    assert f'id="run-row-{done}"' in fragment and f'id="run-row-{waiting}"' not in fragment
+    by_id = operator_client.get(reverse("runs"), {"q": waiting[:8]}, **HX).content.decode()
+    assert f'id="run-row-{waiting}"' in by_id
+
+
+def test_run_page_shows_graph_statuses_timeline_and_questions(operator_client: Client, start_run) -> None:
+    run = start_run()
+    html = operator_client.get(reverse("run", args=[run])).content.decode()
+    assert 'class="node kind-function status-completed" data-node="triage"' in html
+    assert 'data-node="manager_approval" data-status="waiting"' in html
+    assert 'data-node="auto_approve" data-status="pending"' in html
+    assert "Asked for input" in html and "Route" in html
+    for row in pending(run):
+        assert f'id="interrupt-{row.pk}"' in html
+    assert f'ws-connect="/ws/runs/{run}/?after=' in html
+    assert "Cancel run" in html
+
+
+def test_completed_run_shows_its_output(operator_client: Client, start_run) -> None:
+    run = start_run(node_input={**BIG_EXPENSE, "amount": 20})
+    html = operator_client.get(reverse("run", args=[run])).content.decode()
+    assert 'id="run-output"' in html and "Approved automatically" in html
+    assert "Cancel run" not in html
+
+
+def test_node_output_is_shown_as_text(operator_client: Client, start_run) -> None:
+    run = start_run(node_input={**BIG_EXPENSE, "description": "<script>alert(1)</script>"})
+    html = operator_client.get(reverse("run", args=[run])).content.decode()
+    assert "<script>alert(1)" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_cancel_from_the_run_page(operator_client: Client, start_run) -> None:
+    run = start_run()
+    response = operator_client.post(reverse("run-cancel", args=[run]), **HX)
+    assert response.status_code == 200
+    assert response["HX-Refresh"] == "true"
+    assert Session.objects.get(pk=run).status == "cancelled"
+    again = operator_client.post(reverse("run-cancel", args=[run]), **HX)
+    assert again.status_code == 409
+
+
+def test_retry_refused_for_a_run_that_did_not_fail(operator_client: Client, start_run) -> None:
+    run = start_run()
+    response = operator_client.post(reverse("run-retry", args=[run]), **HX)
+    assert response.status_code == 409
+    assert "only a failed run can be retried" in response.content.decode()
+
+
+def test_unknown_run_is_404(operator_client: Client, db) -> None:
+    assert operator_client.get(reverse("run", args=["missing"])).status_code == 404
