@@ -10,6 +10,8 @@ import pytest
 from engine import (
     START,
     Context,
+    Event,
+    RequestInput,
     FunctionNode,
     InMemoryEventStore,
     JoinNode,
@@ -472,3 +474,63 @@ async def test_retry_gives_the_failed_node_its_original_input(read_log: Any) -> 
     assert ("wf@1/b@1", "y") in runs[done:]
     assert ("wf@1/b@1", "x") not in runs
     assert (await read_log(runner, failed.session_id)).state() == {"b_x": True, "b_y": True}
+
+
+async def test_a_failed_attempts_output_and_route_do_not_survive_into_replay(calls: Any) -> None:
+    # Turn 1: n yields an output and a route, then fails. Turn 2 (retry): n completes with
+    # neither, so only m runs and the run waits at ask. Turn 3 replays n: it must fast-forward
+    # with what its completed execution recorded (nothing), not the failed attempt's values.
+    turn = {"n": 1}
+    seen: list[tuple[str, Any]] = []
+
+    def n(node_input: Any):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if turn["n"] == 1:
+            yield Event(output="stale", route="left")
+            raise Flaky("first attempt")
+
+    def left(node_input: Any) -> None:
+        seen.append(("left", node_input))
+
+    def m(node_input: Any) -> None:
+        seen.append(("m", node_input))
+
+    def ask(node_input: Any):  # type: ignore[no-untyped-def]
+        yield RequestInput(interrupt_id="q")
+
+    runner = Runner(Workflow(name="wf", edges=[(START, n, {"left": left}), (n, m, ask)]))
+    failed = await runner.run(None)
+    assert failed.status == "failed"
+    turn["n"] = 2
+    waiting = await runner.resume(failed.session_id, {})
+    assert waiting.status == "waiting"
+    assert seen == [("m", None)]
+    result = await runner.resume(failed.session_id, {"q": "done"})
+    assert result.status == "completed"
+    assert result.output == "done"
+    assert seen == [("m", None)]
+    assert calls["n"] == 2
+
+
+async def test_a_retried_attempts_stale_output_does_not_survive_into_replay() -> None:
+    seen: list[Any] = []
+
+    @node(retry_config=RetryConfig(max_attempts=2, **FAST))
+    def n(ctx: Context, node_input: Any):  # type: ignore[no-untyped-def]
+        if ctx.attempt_count == 1:
+            yield "stale"
+            raise Flaky("first attempt")
+
+    def m(node_input: Any) -> None:
+        seen.append(node_input)
+
+    def ask(node_input: Any):  # type: ignore[no-untyped-def]
+        yield RequestInput(interrupt_id="q")
+
+    join = JoinNode(name="join")
+    runner = Runner(Workflow(name="wf", edges=[(START, (n, ask), join)]))
+    waiting = await runner.run(None)
+    assert waiting.status == "waiting"
+    result = await runner.resume(waiting.session_id, {"q": "done"})
+    # n's completed execution had no output: the join sees None for it, in both turns.
+    assert result.output == {"n": None, "ask": "done"}
