@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import sys
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,16 +29,42 @@ class Signature:
     validate_input: Callable[[Any], Any] | None
 
 
-def _hints(func: Callable[..., Any]) -> dict[str, Any]:
-    try:
+def _caller_namespace() -> dict[str, Any]:
+    """Local names of the frames building the node (nearest first), outside engine and pydantic.
+
+    Annotations are strings under ``from __future__ import annotations``; a class defined in
+    the function that builds the node is only found there.
+    """
+    names: dict[str, Any] = {}
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__", "").split(".")[0] not in _INTERNAL:
+            for key, value in frame.f_locals.items():
+                names.setdefault(key, value)
+        frame = frame.f_back  # type: ignore[assignment]
+    return names
+
+
+_INTERNAL = frozenset({"engine", "pydantic", "functools", "typing"})
+
+
+def _hints(func: Callable[..., Any], node_name: str) -> dict[str, Any]:
+    if not any(isinstance(hint, str) for hint in getattr(func, "__annotations__", {}).values()):
         return typing.get_type_hints(func)
-    except Exception:  # a hint naming a local class: fall back to the raw annotations
-        return dict(getattr(func, "__annotations__", {}))
+    local_names = _caller_namespace()
+    local_names.update(inspect.getclosurevars(func).nonlocals)
+    try:
+        return typing.get_type_hints(func, localns=local_names)
+    except NameError as error:
+        raise ConfigurationError(
+            f"Node '{node_name}': cannot resolve the type hint {error.name!r} of {func.__qualname__}; "
+            "define the class at module level or where the node is built"
+        ) from error
 
 
 def read_signature(func: Callable[..., Any], node_name: str, context_type: type) -> Signature:
     """Work out which parameter gets the context, which the input, which come from state."""
-    hints = _hints(func)
+    hints = _hints(func, node_name)
     params = [
         p for p in inspect.signature(func).parameters.values()
         if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)

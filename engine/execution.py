@@ -26,6 +26,7 @@ class Outcome:
     route: Any = None
     interrupts: list[str] = field(default_factory=list)
     error: BaseException | None = None
+    seq: int = 0  # for a replayed completion: where it happened in the log
 
 
 def _is_workflow(node: BaseNode) -> bool:
@@ -61,7 +62,7 @@ class SessionRun:
             return None
         action = decide(record, rerun_on_resume=node.rerun_on_resume, is_workflow=_is_workflow(node))
         if action is Action.FORWARD:
-            return Outcome("completed", node.restore_output(record.output), record.route)
+            return Outcome("completed", node.restore_output(record.output), record.route, seq=record.seq)
         if action is Action.WAIT:
             return Outcome("waiting", interrupts=list(record.pending))
         return None
@@ -138,22 +139,32 @@ class SessionRun:
 
     async def _attempt(self, ctx: Context, ex: Execution, node_input: Any) -> None:
         node = ex.node
-        items = node._run_impl(ctx=ctx, node_input=node_input)
+        produced = node._run_impl(ctx=ctx, node_input=node_input)
+        if node.timeout is None:
+            await self._consume(ex, produced)
+            return
         try:
-            if node.timeout is None:
-                async for item in items:
-                    await self._emit(ex, item)
-                return
-            try:
-                async with asyncio.timeout(node.timeout) as deadline:
-                    async for item in items:
-                        await self._emit(ex, item)
-            except TimeoutError as error:
-                if deadline.expired():
-                    raise NodeTimeoutError(node.name, node.timeout) from error
-                raise
+            async with asyncio.timeout(node.timeout) as deadline:
+                await self._consume(ex, produced)
+        except TimeoutError as error:
+            if deadline.expired():
+                raise NodeTimeoutError(node.name, node.timeout) from error
+            raise
+
+    async def _consume(self, ex: Execution, produced: Any) -> None:
+        """Emit what ``_run_impl`` yields; a coroutine ``_run_impl``'s return value is its output."""
+        if not hasattr(produced, "__anext__"):
+            result = await produced
+            if isinstance(result, Event | RequestInput):
+                await self._emit(ex, result)
+            elif result is not None:
+                ex.set_output(result)
+            return
+        try:
+            async for item in produced:
+                await self._emit(ex, item)
         finally:
-            await items.aclose()
+            await produced.aclose()
 
     async def _drain(self, ex: Execution) -> None:
         """Let children started in other tasks (``asyncio.gather``) reach their outcome."""

@@ -131,6 +131,11 @@ def _chain(items: Sequence[Any]) -> list[Link]:
             merged: dict[tuple[int, int], Link] = {}
             exits: list[BaseNode] = []
             for route, target in element.items():
+                if type(route) not in (str, int, bool):
+                    raise ConfigurationError(
+                        f"routing map after {', '.join(n.name for n in previous)} has the key {route!r}; "
+                        "routes are strings, integers or booleans"
+                    )
                 for node in _group(target):
                     if node not in exits:
                         exits.append(node)

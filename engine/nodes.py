@@ -89,8 +89,7 @@ class FunctionNode(BaseNode):
         if target is not None and "name" not in data:
             data["name"] = getattr(target, "__name__", "")
         super().__init__(**data)
-
-    def model_post_init(self, context: Any, /) -> None:
+        # Read here, not in model_post_init, so a ConfigurationError is not wrapped by pydantic.
         signature = self.signature
         if self.input_type is None:
             self.input_type = signature.input_type

@@ -20,7 +20,7 @@ class NodeRecord:
 
     __slots__ = (
         "answers_since_start", "done", "error", "failed_below", "has_output", "output", "pending",
-        "resolved", "route", "started",
+        "resolved", "route", "seq", "started",
     )
 
     def __init__(self) -> None:
@@ -34,6 +34,7 @@ class NodeRecord:
         self.resolved: dict[str, Any] = {}
         self.answers_since_start = 0
         self.failed_below: set[str] = set()
+        self.seq = 0  # where the execution completed in the log
 
 
 def ancestors(path: str) -> list[str]:
@@ -105,6 +106,7 @@ class ReplayIndex:
                 self._mark_failed(event.node_path, False)
             record.done = True
             record.error = None
+            record.seq = event.seq
 
     def _mark_failed(self, path: str, failed: bool) -> None:
         """Tell the ancestors of ``path`` that a descendant failed, or no longer has."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import heapq
 from collections import deque
 from collections.abc import AsyncGenerator, Coroutine
 from typing import Any, ClassVar
@@ -126,6 +127,7 @@ class _Scheduler:
         self.interrupts: list[str] = []
         self.failure: BaseException | None = None
         self.finished: deque[asyncio.Task[Any]] = deque()
+        self.replayed: list[tuple[int, int, BaseNode, Any]] = []  # heap by recorded seq
         self.wakeup: asyncio.Future[None] | None = None
 
     async def run(self, node_input: Any) -> list[tuple[str, Any]]:
@@ -161,9 +163,17 @@ class _Scheduler:
         return self.ctx.execute_child(node, value, path, delegate=node.name in self.graph.terminal)
 
     def _start_ready(self) -> tuple[BaseNode, Any, str] | None:
-        """Start what is ready; return the one node to await directly when it is alone."""
+        """Start what is ready; return the one node to await directly when it is alone.
+
+        Replayed completions are settled in the order they happened in the log, so the
+        nodes they trigger get the same run ids and inputs as in the recorded turn.
+        """
         ctx, base = self.ctx, self.ctx.node_path
-        while self.ready and self.failure is None:
+        while (self.ready or self.replayed) and self.failure is None:
+            if not self.ready:
+                _, _, node, outcome = heapq.heappop(self.replayed)
+                self._settle(node, outcome)
+                continue
             if self.limit is not None and len(self.running) >= self.limit:
                 return None
             node, value = self.ready.popleft()
@@ -172,9 +182,12 @@ class _Scheduler:
             path = f"{base}/{node.name}@{number}"
             outcome = ctx.replay_child(node, path)
             if outcome is not None:
-                self._settle(node, outcome)
+                if outcome.status == "completed":
+                    heapq.heappush(self.replayed, (outcome.seq, len(self.replayed), node, outcome))
+                else:
+                    self._settle(node, outcome)
                 continue
-            if not self.ready and not self.running:
+            if not self.ready and not self.running and not self.replayed:
                 return node, value, path
             task = asyncio.create_task(self._execute(node, value, path))
             task.add_done_callback(self._finished)
