@@ -534,3 +534,25 @@ async def test_a_retried_attempts_stale_output_does_not_survive_into_replay() ->
     result = await runner.resume(waiting.session_id, {"q": "done"})
     # n's completed execution had no output: the join sees None for it, in both turns.
     assert result.output == {"n": None, "ask": "done"}
+
+
+async def test_an_interrupt_asked_by_a_failed_attempt_is_not_left_pending() -> None:
+    @node(retry_config=RetryConfig(max_attempts=2, **FAST))
+    def n(ctx: Context, node_input: Any):  # type: ignore[no-untyped-def]
+        if ctx.attempt_count == 1:
+            yield RequestInput(interrupt_id="abandoned")
+            raise Flaky("first attempt")
+        yield "ok"
+
+    def ask(node_input: Any):  # type: ignore[no-untyped-def]
+        yield RequestInput(interrupt_id="q")
+
+    join = JoinNode(name="join")
+    runner = Runner(Workflow(name="wf", edges=[(START, (n, ask), join)]))
+    waiting = await runner.run(None)
+    assert waiting.status == "waiting"
+    # n completed on its second attempt: only ask is waiting.
+    assert [i.id for i in waiting.interrupts] == ["q"]
+    result = await runner.resume(waiting.session_id, {"q": 1})
+    assert result.status == "completed"
+    assert result.output == {"n": "ok", "ask": 1}
