@@ -10,7 +10,10 @@ PYTHON ?= $(shell for c in python3.14 python3.13 python3.12 python3 \
 	  $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { echo $$p; break; }; \
 	done)
 
-.PHONY: venv test lint clean
+.PHONY: venv test lint clean run
+
+HOST ?= 127.0.0.1
+PORT ?= 8000
 
 $(VENV)/.installed: pyproject.toml
 	@if [ -z "$(PYTHON)" ]; then \
@@ -26,6 +29,12 @@ venv: $(VENV)/.installed
 
 test: venv
 	$(PY) -m pytest -q
+
+# Serve the dashboard and run workflows in one process: http://$(HOST):$(PORT)/
+run: venv
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py ensure_admin
+	exec $(PY) manage.py serve --host $(HOST) --port $(PORT)
 
 lint: venv
 	$(VENV)/bin/ruff check engine wfapp tests

@@ -37,6 +37,11 @@ class NodeRecord:
         self.seq = 0  # where the execution completed in the log
 
 
+    def forget_outcome(self) -> None:
+        self.output = self.route = None
+        self.has_output = False
+
+
 def ancestors(path: str) -> list[str]:
     """``a@1/b@1/c@1`` -> ``[a@1, a@1/b@1, a@1/b@1/c@1]``."""
     parts = path.split("/")
@@ -77,6 +82,7 @@ class ReplayIndex:
             record.done = False
             record.error = None
             record.answers_since_start = 0
+            record.forget_outcome()
         elif kind in ("completed", "output", "route", "state"):
             self._apply_outcome(event)
         elif kind == "interrupt" and event.interrupt is not None:
@@ -84,7 +90,9 @@ class ReplayIndex:
         elif kind == "answer" and event.answer is not None:
             self._apply_answer(event, event.answer)
         elif kind == "error":
-            self.record(event.node_path).error = event.error
+            record = self.record(event.node_path)
+            record.error = event.error
+            record.forget_outcome()  # a failed attempt's output and route do not count
             self._mark_failed(event.node_path, True)
         elif kind == "status":
             self.status = event.status

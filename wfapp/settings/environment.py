@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +45,9 @@ def database(default_sqlite: Path) -> dict[str, Any]:
     if config["ENGINE"] == "django.db.backends.sqlite3":
         config["CONN_MAX_AGE"] = 0
         config["OPTIONS"] = {**SQLITE_OPTIONS, **config.get("OPTIONS", {})}
-        # Tests run on a file, never in memory, so that locking between connections is real.
-        config["TEST"] = {"NAME": str(Path(config["NAME"]).with_name("test-" + Path(config["NAME"]).name))}
+        # Tests run on a file, never in memory, so that locking between connections is real;
+        # one file per test process, so that concurrent test runs do not clobber each other.
+        config["TEST"] = {"NAME": str(Path(tempfile.gettempdir()) / f"wfapp-test-{os.getpid()}.sqlite3")}
     return config
 
 
