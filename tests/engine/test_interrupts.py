@@ -806,3 +806,27 @@ async def test_a_rerun_node_gets_its_original_input_when_branches_finished_out_o
     assert result.status == "completed", result.error
     assert runs[2:] == [("wf@1/b@1", "y")]
     assert sorted(sink.seen) == ["x:None", "y:ok"]
+
+
+async def test_a_rerun_replaces_the_output_of_the_interrupted_execution() -> None:
+    # Execution 1 of n yields a draft output and asks; execution 2 (after the answer) ends
+    # with no output. Live, the join gets None for n; a later replay must agree.
+    @node(rerun_on_resume=True)
+    def n(ctx: Context, node_input: Any):  # type: ignore[no-untyped-def]
+        if "first" not in ctx.resume_inputs:
+            yield "draft"
+            yield RequestInput(interrupt_id="first")
+
+    join = JoinNode(name="join")
+    runner = Runner(Workflow(name="wf", edges=[(START, (n, asker_node("later")), join)]))
+    sid = (await runner.run(None)).session_id
+    assert (await runner.resume(sid, {"first": 1})).status == "waiting"
+    result = await runner.resume(sid, {"later": 2})
+    assert result.output == {"n": None, "later": 2}
+
+
+def asker_node(interrupt_id: str) -> FunctionNode:
+    def run(node_input: Any):  # type: ignore[no-untyped-def]
+        yield RequestInput(interrupt_id=interrupt_id)
+
+    return FunctionNode(run, name=interrupt_id)
