@@ -114,6 +114,20 @@ async def test_resume_in_a_new_process_from_the_json_log_runs_no_completed_child
     assert third["calls"] == {"orch": 1, "confirm": 1}
 
 
+async def test_a_recorded_log_kept_next_to_the_tests_still_resumes() -> None:
+    """The log in recorded/ was written by an earlier engine: two orders priced, one approval answered."""
+    CALLS.clear()
+    saved = json.loads((Path(__file__).parent / "recorded" / "dynamic_orders_waiting.json").read_text())
+    runner = Runner(WORKFLOW, store=InMemoryEventStore.load(saved))
+
+    waiting = await runner.result("recorded-orders")
+    assert sorted(i.id for i in waiting.interrupts) == ["approve-ab", "confirm"]
+    result = await runner.resume("recorded-orders", {"approve-ab": "yes", "confirm": "ops"})
+
+    assert result.output == {"total": 500, "decisions": ["yes", "no"], "note": "order confirmed by ops"}
+    assert CALLS == {"orch": 1, "confirm": 1}
+
+
 async def test_json_log_round_trips_without_loss(store: InMemoryEventStore) -> None:
     CALLS.clear()
     first = await Runner(WORKFLOW, store=store).run(["ab"])
