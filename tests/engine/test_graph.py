@@ -227,7 +227,7 @@ async def test_unconditional_edges_are_followed_whatever_the_route(read_log: Any
 
 
 async def test_only_a_default_edge_is_taken_for_any_route() -> None:
-    for route, expected in [("whatever", "in>d"), (None, None)]:
+    for route, expected in [("whatever", "in>d"), (False, "in>d"), (0, "in>d"), (None, None)]:
         wf = Workflow(name="wf", edges=[(START, router("r", route), {DEFAULT_ROUTE: tag("d")})])
         assert (await Runner(wf).run("in")).output == expected
 
