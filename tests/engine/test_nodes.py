@@ -456,3 +456,37 @@ def test_max_parallel_workers_without_parallel_worker_is_rejected() -> None:
 
     with pytest.raises(ConfigurationError):
         node(f, max_parallel_workers=2)
+
+
+# BaseNode subclasses declare types through the ``input_type`` / ``output_type`` fields.
+
+
+class TypeName(BaseNode):
+    async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
+        yield type(node_input).__name__
+
+
+class EmitsOrderData(BaseNode):
+    async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
+        yield {"item": "pen", "quantity": 2}
+
+
+async def test_base_node_input_type_is_validated() -> None:
+    wf = one_step(TypeName(name="typed", input_type=Order))
+    assert (await Runner(wf).run({"item": "pen", "quantity": 1})).output == "Order"
+    failed = await Runner(wf).run({"item": "pen"})
+    assert failed.status == "failed"
+    assert "typed" in failed.error and "quantity" in failed.error
+
+
+async def test_base_node_output_type_applies_live_as_on_replay() -> None:
+    # Replay restores a recorded output through output_type; the live value must match it.
+    seen: list[Any] = []
+
+    def after(node_input: Any) -> str:
+        seen.append(node_input)
+        return type(node_input).__name__
+
+    wf = Workflow(name="wf", edges=[(START, EmitsOrderData(name="emit", output_type=Order), after)])
+    assert (await Runner(wf).run(None)).output == "Order"
+    assert seen == [Order(item="pen", quantity=2)]
