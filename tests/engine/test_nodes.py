@@ -216,6 +216,22 @@ def test_a_non_node_in_edges_is_rejected() -> None:
         Workflow(name="wf", edges=[(START, 42)])
 
 
+async def test_base_node_with_a_coroutine_run_impl() -> None:
+    class Plain(BaseNode):
+        async def _run_impl(self, *, ctx: Context, node_input: Any) -> Any:  # type: ignore[override]
+            return f"plain {node_input}"
+
+    assert await run_one(Plain(name="plain"), "x") == "plain x"
+
+
+def test_an_unresolvable_annotation_fails_naming_the_node() -> None:
+    def broken(node_input: NoSuchType) -> str:  # type: ignore[name-defined]  # noqa: F821
+        return "never"
+
+    with pytest.raises(ConfigurationError, match="broken"):
+        Workflow(name="wf", edges=[(START, broken)])
+
+
 # -- parameter binding -----------------------------------------------------------------
 
 
