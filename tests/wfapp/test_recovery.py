@@ -45,7 +45,7 @@ def servers(test_dir: Path) -> Iterator[Callable[[], subprocess.Popen[bytes]]]:
 
     def serve() -> subprocess.Popen[bytes]:
         command = [sys.executable, "manage.py", "serve", "--port", str(_free_port())]
-        log = open(test_dir / f"serve-{len(started)}.log", "wb")  # noqa: SIM115
+        log = open(test_dir / f"serve-{len(started)}.log", "wb")
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         started.append(process)
         return process

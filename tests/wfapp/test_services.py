@@ -11,7 +11,13 @@ from engine.errors import InterruptAlreadyAnswered, InvalidAnswerError, UnknownI
 from tests.wfapp import flows
 from tests.wfapp.helpers import settled
 from wfapp import services
-from wfapp.errors import InputValidationError, NotAllowedError, RunStateError, UnknownRunError, UnknownWorkflowError
+from wfapp.errors import (
+    InputValidationError,
+    NotAllowedError,
+    RunStateError,
+    UnknownRunError,
+    UnknownWorkflowError,
+)
 from wfapp.models import AnswerAttempt, Event, Interrupt, Session
 from wfapp.runtime import Runtime
 

@@ -1,0 +1,68 @@
+"""Doorbells: after each commit the channel layer carries ``{session_id, seq}`` to the right groups.
+
+Runs on the in-memory layer by default and on channels-redis when ``REDIS_URL`` is set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from channels.layers import channel_layers, get_channel_layer
+
+from engine import Interrupt
+from engine.testing import stamp
+from wfapp.doorbell import DOORBELL_TYPE, INBOX_GROUP, RUNS_GROUP, session_group
+from wfapp.store import DjangoEventStore
+
+
+@pytest.fixture
+async def layer() -> AsyncIterator[Any]:
+    channel_layers.backends.clear()  # a layer bound to this test's event loop
+    fresh = get_channel_layer()
+    yield fresh
+    if hasattr(fresh, "flush"):
+        await fresh.flush()
+    channel_layers.backends.clear()
+
+
+async def _listen(layer: Any, group: str) -> str:
+    channel = await layer.new_channel()
+    await layer.group_add(group, channel)
+    return channel
+
+
+async def _next(layer: Any, channel: str) -> dict[str, Any]:
+    async with asyncio.timeout(5):
+        return dict(await layer.receive(channel))
+
+
+async def test_doorbells_carry_only_the_session_and_seq(transactional_db: None, layer: Any) -> None:
+    runs = await _listen(layer, RUNS_GROUP)
+    inbox = await _listen(layer, INBOX_GROUP)
+    store = DjangoEventStore()
+    await store.create_session("bell", "wf", {"secret": "never sent"})
+    assert await _next(layer, runs) == {"type": DOORBELL_TYPE, "session_id": "bell", "seq": 0}
+
+    run = await _listen(layer, session_group("bell"))
+    ask = Interrupt(id="ok", node_path="wf@1/ask@1", message="confidential")
+    await store.append("bell", stamp("bell", 1, [{"kind": "interrupt", "node_path": ask.node_path, "interrupt": ask}]), expected_seq=0)
+    assert await _next(layer, run) == {"type": DOORBELL_TYPE, "session_id": "bell", "seq": 1}
+    assert await _next(layer, inbox) == {"type": DOORBELL_TYPE, "session_id": "bell", "seq": 1}
+
+    await store.append("bell", stamp("bell", 2, [{"kind": "status", "status": "waiting"}]), expected_seq=1)
+    assert await _next(layer, run) == {"type": DOORBELL_TYPE, "session_id": "bell", "seq": 2}
+    # The runs list hears status changes; this append changed no interrupt, so the inbox heard nothing.
+    assert await _next(layer, runs) == {"type": DOORBELL_TYPE, "session_id": "bell", "seq": 2}
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.3):
+            await layer.receive(inbox)
+
+
+def test_group_names_are_valid_for_any_session_id() -> None:
+    assert session_group("abc123") == "wfapp.session.abc123"
+    odd = session_group("a run/with spaces ✓" * 10)
+    assert odd.startswith("wfapp.session.h") and len(odd) < 100
+    assert odd.replace(".", "").replace("-", "").replace("_", "").isalnum()
