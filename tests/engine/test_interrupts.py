@@ -830,3 +830,40 @@ def asker_node(interrupt_id: str) -> FunctionNode:
         yield RequestInput(interrupt_id=interrupt_id)
 
     return FunctionNode(run, name=interrupt_id)
+
+
+async def test_run_ids_of_a_re_triggered_node_stay_stable_across_three_turns() -> None:
+    # Turn 1: x waits; slow y completes and triggers b@1, which asks qb.
+    # Turn 2: x is answered and triggers b@2. Turn 3: qb is answered; b@1 must re-run on y.
+    runs: list[tuple[str, Any, dict[str, Any]]] = []
+
+    def x(node_input: Any):  # type: ignore[no-untyped-def]
+        yield RequestInput(interrupt_id="qx")
+
+    async def y(node_input: Any) -> str:
+        for _ in range(20):
+            await asyncio.sleep(0)
+        return "y"
+
+    @node(rerun_on_resume=True)
+    def b(ctx: Context, node_input: str):  # type: ignore[no-untyped-def]
+        runs.append((ctx.node_path, node_input, dict(ctx.resume_inputs)))
+        if node_input == "y" and "qb" not in ctx.resume_inputs:
+            yield RequestInput(interrupt_id="qb")
+            return
+        yield f"{node_input}:{ctx.resume_inputs.get('qb')}"
+
+    sink = Sink(name="sink", seen=[])
+    runner = Runner(Workflow(name="wf", edges=[(START, (x, y), b, sink)]))
+    first = await runner.run(None)
+    assert [(i.id, i.node_path) for i in first.interrupts] == [("qx", "wf@1/x@1"), ("qb", "wf@1/b@1")]
+    second = await runner.resume(first.session_id, {"qx": "X"})
+    assert [(i.id, i.node_path) for i in second.interrupts] == [("qb", "wf@1/b@1")]
+    third = await runner.resume(first.session_id, {"qb": "B"})
+    assert third.status == "completed", third.error
+    assert runs == [
+        ("wf@1/b@1", "y", {}),
+        ("wf@1/b@2", "X", {}),
+        ("wf@1/b@1", "y", {"qb": "B"}),
+    ]
+    assert sorted(sink.seen) == ["X:None", "y:B"]
