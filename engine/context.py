@@ -77,7 +77,10 @@ class Execution:
     interrupts: list[str] = field(default_factory=list)
     spawned: set[asyncio.Task[Any]] = field(default_factory=set)
     detached: list[str] = field(default_factory=list)
+    child_failure: BaseException | None = None
     counters: dict[str, int] = field(default_factory=dict)
+    allocated: int = 0  # children handed out by run_node
+    begun: int = 0  # of those, how many started running
 
     def set_output(self, value: Any) -> None:
         if self.delegated:
@@ -105,7 +108,9 @@ class Execution:
         self.has_output = self.output_persisted = self.delegated = self.route_pending = False
         self.interrupts.clear()
         self.detached.clear()
+        self.child_failure = None
         self.counters.clear()
+        self.allocated = self.begun = 0
         self.state.take_delta()
 
 

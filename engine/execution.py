@@ -107,35 +107,36 @@ class SessionRun:
         node = ex.node
         ctx = Context(self, ex)
         while True:
+            failure: BaseException | None = None
             try:
                 await self._attempt(ctx, ex, node_input)
             except NodeInterruptedError as signal:
-                await self._drain(ex)
                 ex.add_interrupts(signal.interrupt_ids)
-                return await self._wait(ex)
+                await self._drain(ex)
+                failure = ex.child_failure  # a sibling in the same gather failed: that wins
             except asyncio.CancelledError:
                 raise
             except Exception as error:
                 self.writer.raise_if_broken()  # the log refused an append: stop, do not retry
                 await self._drain(ex)
-                await self._record_failure(ex, error)
-                policy = node.retry_config
-                if policy is not None and policy.retries(error, ex.attempt):
-                    await asyncio.sleep(policy.delay(ex.attempt))
-                    ex.new_attempt()
-                    continue
-                return Outcome("failed", error=error)
-            await self._drain(ex)
-            if ex.detached:
-                detached = RuntimeError(
-                    f"Node {ex.path} started {', '.join(ex.detached)} without awaiting ctx.run_node(), "
-                    "and it requested human input; always await ctx.run_node() (or asyncio.gather it)"
-                )
-                await self._record_failure(ex, detached)
-                return Outcome("failed", error=detached)
-            if ex.interrupts:
-                return await self._wait(ex)
-            return await self._complete(ex)
+                failure = error
+            else:
+                await self._drain(ex)
+                if ex.detached:
+                    failure = RuntimeError(
+                        f"Node {ex.path} started {', '.join(ex.detached)} without awaiting "
+                        "ctx.run_node(), and it requested human input; always await "
+                        "ctx.run_node() (or asyncio.gather it)"
+                    )
+            if failure is None:
+                return await (self._wait(ex) if ex.interrupts else self._complete(ex))
+            await self._record_failure(ex, failure)
+            policy = node.retry_config
+            if policy is not None and policy.retries(failure, ex.attempt):
+                await asyncio.sleep(policy.delay(ex.attempt))
+                ex.new_attempt()
+                continue
+            return Outcome("failed", error=failure)
 
     async def _attempt(self, ctx: Context, ex: Execution, node_input: Any) -> None:
         node = ex.node
@@ -167,12 +168,21 @@ class SessionRun:
             await produced.aclose()
 
     async def _drain(self, ex: Execution) -> None:
-        """Let children started in other tasks (``asyncio.gather``) reach their outcome."""
+        """Let children started in other tasks (``asyncio.gather``) reach their outcome.
+
+        Every sibling of a child that interrupted or failed still runs to its own end, so
+        one turn collects all of their questions whatever the timing.
+        """
+        if ex.allocated > ex.begun:
+            await asyncio.sleep(0)  # children just handed to create_task start and show up
         while True:
             running = [task for task in ex.spawned if not task.done()]
             if not running:
-                return
+                break
             await asyncio.wait(running)
+        for task in ex.spawned:
+            if not task.cancelled():
+                task.exception()  # the engine reports these outcomes itself
 
     async def _emit(self, ex: Execution, item: Any) -> None:
         if item is None:
@@ -291,6 +301,7 @@ class SessionRun:
             if parent.delegated:
                 raise WorkflowError(f"Node {parent.path} already has a use_as_output delegate.")
             parent.delegated = True
+        parent.allocated += 1
         path = f"{parent.path}/{child.name}@{run_id}"
         targets = [path, *parent.targets] if use_as_output else [path]
         return self._child(parent, child, node_input, path, targets, use_as_output)
@@ -298,6 +309,7 @@ class SessionRun:
     async def _child(
         self, parent: Execution, child: BaseNode, node_input: Any, path: str, targets: list[str], use_as_output: bool
     ) -> Any:
+        parent.begun += 1
         task = asyncio.current_task()
         spawned = task is not parent.task
         if spawned and task is not None:
@@ -325,4 +337,6 @@ class SessionRun:
                 parent.detached.append(path)
             raise NodeInterruptedError(outcome.interrupts, path)
         assert outcome.error is not None
+        if spawned and parent.child_failure is None:
+            parent.child_failure = outcome.error
         raise outcome.error

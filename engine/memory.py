@@ -17,6 +17,28 @@ from .events import Event
 from .store import STATUSES, SessionInfo
 
 
+def _track_pending(
+    pending: dict[str, str], answered: dict[str, Event], earlier: dict[str, Event], session_id: str, event: Event
+) -> None:
+    """Follow which interrupts are pending; refuse an answer to one that is not."""
+    kind = event.kind
+    if kind == "interrupt" and event.interrupt is not None:
+        pending[event.interrupt.id] = event.node_path
+    elif kind == "answer" and event.answer is not None:
+        interrupt_id = event.answer.interrupt_id
+        if interrupt_id not in pending:
+            first = answered.get(interrupt_id) or earlier.get(interrupt_id)
+            if first is None:
+                raise UnknownInterruptError(session_id, [interrupt_id])
+            raise InterruptAlreadyAnswered(interrupt_id, first.author, first.timestamp)
+        del pending[interrupt_id]
+        answered[interrupt_id] = event
+    elif kind in ("error", "completed") and pending:
+        # A failed or finished execution withdraws the questions it asked itself.
+        for interrupt_id in [i for i, path in pending.items() if path == event.node_path]:
+            del pending[interrupt_id]
+
+
 class _Log:
     __slots__ = ("answered", "created_at", "events", "input", "pending", "status", "updated_at", "workflow")
 
@@ -26,7 +48,7 @@ class _Log:
         self.status = "running"
         self.events: list[Event] = []
         self.created_at = self.updated_at = time.time()
-        self.pending: set[str] = set()
+        self.pending: dict[str, str] = {}  # interrupt id -> the path that asked
         self.answered: dict[str, Event] = {}
 
 
@@ -52,22 +74,12 @@ class InMemoryEventStore:
         last = len(log.events)
         if last != expected_seq:
             raise ConcurrencyError(session_id, expected_seq, last)
-        pending = set(log.pending)
+        pending = dict(log.pending)
         answered: dict[str, Event] = {}
         for offset, event in enumerate(events, start=1):
             if event.seq != last + offset:
                 raise ValueError(f"event seq {event.seq} should be {last + offset}")
-            if event.kind == "interrupt" and event.interrupt is not None:
-                pending.add(event.interrupt.id)
-            elif event.kind == "answer" and event.answer is not None:
-                interrupt_id = event.answer.interrupt_id
-                if interrupt_id not in pending:
-                    first = answered.get(interrupt_id) or log.answered.get(interrupt_id)
-                    if first is None:
-                        raise UnknownInterruptError(session_id, [interrupt_id])
-                    raise InterruptAlreadyAnswered(interrupt_id, first.author, first.timestamp)
-                pending.discard(interrupt_id)
-                answered[interrupt_id] = event
+            _track_pending(pending, answered, log.answered, session_id, event)
         log.events.extend(events)
         log.pending = pending
         log.answered.update(answered)
@@ -117,10 +129,6 @@ class InMemoryEventStore:
             for raw in data["events"]:
                 event = Event.model_validate(raw)
                 log.events.append(event)
-                if event.kind == "interrupt" and event.interrupt is not None:
-                    log.pending.add(event.interrupt.id)
-                elif event.kind == "answer" and event.answer is not None:
-                    log.pending.discard(event.answer.interrupt_id)
-                    log.answered[event.answer.interrupt_id] = event
+                _track_pending(log.pending, log.answered, {}, data["session_id"], event)
             store._logs[data["session_id"]] = log
         return store

@@ -93,6 +93,7 @@ class ReplayIndex:
             record = self.record(event.node_path)
             record.error = event.error
             record.forget_outcome()  # a failed attempt's output and route do not count
+            self._withdraw(event.node_path, record)
             self._mark_failed(event.node_path, True)
         elif kind == "status":
             self.status = event.status
@@ -115,6 +116,16 @@ class ReplayIndex:
             record.done = True
             record.error = None
             record.seq = event.seq
+            if record.pending:
+                self._withdraw(event.node_path, record)
+
+    def _withdraw(self, path: str, record: NodeRecord) -> None:
+        """Drop the questions a failed or finished execution at ``path`` had asked itself."""
+        asked = [i for i, interrupt in record.pending.items() if interrupt.node_path == path]
+        for interrupt_id in asked:
+            self.pending.pop(interrupt_id, None)
+            for prefix in ancestors(path):
+                self.record(prefix).pending.pop(interrupt_id, None)
 
     def _mark_failed(self, path: str, failed: bool) -> None:
         """Tell the ancestors of ``path`` that a descendant failed, or no longer has."""
