@@ -375,3 +375,36 @@ async def test_dataclass_and_model_list_outputs_are_restored_after_replay(calls:
     [received] = seen
     assert received["point"] == Point(1, 2)
     assert received["tags"] == [Tag(label="a"), Tag(label="b")]
+
+
+class Opaque:
+    pass
+
+
+async def test_unstorable_state_fails_the_node_naming_it(read_log: Any) -> None:
+    def writer(ctx: Context, node_input: Any) -> str:
+        ctx.state["handle"] = Opaque()
+        return "never stored"
+
+    runner = Runner(Workflow(name="wf", edges=[(START, writer)]))
+    result = await runner.run(None)
+    assert result.status == "failed"
+    assert "writer" in result.error and "Opaque" in result.error
+    log = await read_log(runner, result.session_id)
+    assert log.output_events() == []
+    assert log.state() == {}
+    assert [e.node_path for e in log.errors()] == ["wf@1/writer@1"]
+
+
+async def test_unstorable_output_writes_no_half_node(read_log: Any) -> None:
+    def make(node_input: Any) -> Any:
+        return Opaque()
+
+    runner = Runner(Workflow(name="wf", edges=[(START, make)]))
+    result = await runner.run(None)
+    assert result.status == "failed"
+    assert "make" in result.error and "Opaque" in result.error
+    log = await read_log(runner, result.session_id)
+    assert log.output_events() == []
+    assert [e.node_path for e in log.errors()] == ["wf@1/make@1"]
+    assert log.of_kind("completed") == []
