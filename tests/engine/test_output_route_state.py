@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+import pytest
+
 from engine import START, BaseNode, Context, Event, InMemoryEventStore, JoinNode, RequestInput, Runner, Workflow
 
 
@@ -408,3 +410,21 @@ async def test_unstorable_output_writes_no_half_node(read_log: Any) -> None:
     assert log.output_events() == []
     assert [e.node_path for e in log.errors()] == ["wf@1/make@1"]
     assert log.of_kind("completed") == []
+
+
+@pytest.mark.parametrize("bad_route", [1.5, {"x": 1}])
+async def test_a_route_that_is_not_str_int_or_bool_fails_the_node(bad_route: Any, read_log: Any) -> None:
+    def router(ctx: Context, node_input: Any) -> str:
+        ctx.route = bad_route
+        return "value"
+
+    def target(node_input: Any) -> str:
+        return "reached"
+
+    runner = Runner(Workflow(name="wf", edges=[(START, router, {"x": target})]))
+    result = await runner.run(None)
+    assert result.status == "failed"
+    assert "router" in result.error and "route" in result.error
+    log = await read_log(runner, result.session_id)
+    assert [e.node_path for e in log.errors()] == ["wf@1/router@1"]
+    assert [e.node_path for e in log.of_kind("completed")] == []
