@@ -7,6 +7,7 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 import pytest
+from pydantic import Field
 
 from engine import (
     DEFAULT_ROUTE,
@@ -46,7 +47,7 @@ def router(name: str, route: Any) -> FunctionNode:
 class Sink(BaseNode):
     """Records what it receives and outputs nothing (so several may be terminal)."""
 
-    seen: list[Any] = []
+    seen: list[Any] = Field(default_factory=list)
 
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
         self.seen.append(node_input)
@@ -331,7 +332,7 @@ async def test_join_waits_for_every_predecessor(read_log: Any, calls: Any) -> No
     log = await read_log(runner, result.session_id)
     started = log.started()
     assert started.index("wf@1/join@1") > started.index("wf@1/slow@1")
-    join_started = [e.seq for e in log.events if e.kind == "started" and e.node_path == "wf@1/join@1"][0]
+    join_started = next(e.seq for e in log.events if e.kind == "started" and e.node_path == "wf@1/join@1")
     done = {e.node_path: e.seq for e in log.of_kind("completed")}
     assert join_started > done["wf@1/slow@1"] and join_started > done["wf@1/fast@1"]
 

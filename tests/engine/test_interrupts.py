@@ -7,7 +7,7 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from engine import (
     START,
@@ -39,7 +39,7 @@ class Approval(BaseModel):
 class Sink(BaseNode):
     """Records what it receives and outputs nothing."""
 
-    seen: list[Any] = []
+    seen: list[Any] = Field(default_factory=list)
 
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
         self.seen.append(node_input)
@@ -154,7 +154,7 @@ class SeedApprover(BaseNode):
     """Seed 000's interrupt example, verbatim in behaviour."""
 
     rerun_on_resume: bool = True
-    runs: list[dict[str, Any]] = []
+    runs: list[dict[str, Any]] = Field(default_factory=list)
 
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
         self.runs.append(dict(ctx.resume_inputs))

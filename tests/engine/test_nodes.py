@@ -8,7 +8,18 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from engine import START, BaseNode, Context, Event, FunctionNode, RequestInput, RetryConfig, Runner, Workflow, node
+from engine import (
+    START,
+    BaseNode,
+    Context,
+    Event,
+    FunctionNode,
+    RequestInput,
+    RetryConfig,
+    Runner,
+    Workflow,
+    node,
+)
 from engine.errors import ConfigurationError
 
 

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from dataclasses import dataclass
 from typing import Any
 
-from dataclasses import dataclass
-
+import pytest
 from pydantic import BaseModel
 
-import pytest
-
-from engine import START, BaseNode, Context, Event, InMemoryEventStore, JoinNode, RequestInput, Runner, Workflow
+from engine import (
+    START,
+    BaseNode,
+    Context,
+    Event,
+    InMemoryEventStore,
+    JoinNode,
+    RequestInput,
+    Runner,
+    Workflow,
+)
 
 
 class Boom(Exception):
