@@ -556,3 +556,37 @@ async def test_an_interrupt_asked_by_a_failed_attempt_is_not_left_pending() -> N
     result = await runner.resume(waiting.session_id, {"q": 1})
     assert result.status == "completed"
     assert result.output == {"n": "ok", "ask": 1}
+
+
+async def test_a_nested_workflow_with_a_retry_policy_reruns_only_its_failed_child(calls: Any) -> None:
+    def first(node_input: str) -> str:
+        calls["first"] += 1
+        return node_input + ">first"
+
+    def flaky(node_input: str) -> str:
+        calls["flaky"] += 1
+        if calls["flaky"] == 1:
+            raise Flaky("once")
+        return node_input + ">flaky"
+
+    inner = Workflow(
+        name="inner", edges=[(START, first, flaky)], retry_config=RetryConfig(max_attempts=2, **FAST)
+    )
+    result = await Runner(Workflow(name="outer", edges=[(START, inner)])).run("in")
+    assert result.status == "completed", result.error
+    assert result.output == "in>first>flaky"
+    assert calls == {"first": 1, "flaky": 2}
+
+
+async def test_a_nested_workflow_timeout(read_log: Any) -> None:
+    async def hangs(node_input: Any) -> Any:
+        await asyncio.Event().wait()
+
+    inner = Workflow(name="inner", edges=[(START, hangs)], timeout=0.01)
+    runner = Runner(Workflow(name="outer", edges=[(START, inner)]))
+    result = await runner.run(None)
+    assert result.status == "failed"
+    assert result.error_type == "NodeTimeoutError"
+    assert "inner" in result.error
+    log = await read_log(runner, result.session_id)
+    assert [e.node_path for e in log.errors()] == ["outer@1/inner@1"]
