@@ -9,10 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
 from .errors import ConfigurationError, WorkflowError
-from .values import validator
 
 _CTX, _INPUT, _STATE = 0, 1, 2
 _NO_DEFAULT = inspect.Parameter.empty
@@ -26,7 +23,6 @@ class Signature:
     input_name: str | None
     input_type: Any
     output_type: Any
-    validate_input: Callable[[Any], Any] | None
 
 
 def _caller_namespace() -> dict[str, Any]:
@@ -86,18 +82,7 @@ def read_signature(func: Callable[..., Any], node_name: str, context_type: type)
     output_type = None if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func) else hints.get("return")
     if output_type is type(None):
         output_type = None
-    try:
-        check = validator(input_type)
-    except Exception as error:
-        raise ConfigurationError(f"Node '{node_name}': cannot validate input type {input_type!r}: {error}") from error
-    return Signature(plan, input_name, input_type, output_type, check)
-
-
-def describe_errors(error: ValidationError) -> str:
-    """Pydantic's errors as ``field: message`` pairs."""
-    return "; ".join(
-        f"{'.'.join(str(part) for part in item['loc']) or '(input)'}: {item['msg']}" for item in error.errors()
-    )
+    return Signature(plan, input_name, input_type, output_type)
 
 
 def bind(signature: Signature, node_name: str, ctx: Any, node_input: Any) -> dict[str, Any]:
@@ -107,15 +92,6 @@ def bind(signature: Signature, node_name: str, ctx: Any, node_input: Any) -> dic
         if role == _CTX:
             kwargs[name] = ctx
         elif role == _INPUT:
-            check = signature.validate_input
-            if check is not None:
-                try:
-                    node_input = check(node_input)
-                except ValidationError as error:
-                    wanted = getattr(signature.input_type, "__name__", signature.input_type)
-                    raise WorkflowError(
-                        f"Node '{node_name}': input does not match {wanted}: {describe_errors(error)}"
-                    ) from error
             kwargs[name] = node_input
         else:
             state = ctx.state

@@ -89,7 +89,7 @@ class Execution:
             raise WorkflowError(
                 f"Node {self.path}: output already set. A node can produce at most one output."
             )
-        self.output = value
+        self.output = self.node.check_output(value)
         self.has_output = True
 
     def deliver(self, value: Any) -> None:

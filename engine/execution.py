@@ -33,6 +33,16 @@ def _is_workflow(node: BaseNode) -> bool:
     return node.is_workflow
 
 
+def _checked_route(path: str, route: Any) -> Any:
+    routes = route if isinstance(route, list) else [route]
+    if not routes or any(type(r) not in (str, int, bool) for r in routes):
+        raise WorkflowError(
+            f"Node {path} emitted the route {route!r}; routes are strings, integers or booleans "
+            "(or a list of them)"
+        )
+    return route
+
+
 def _child_author(parent: Execution) -> str:
     """Events are authored by the nearest enclosing workflow."""
     return parent.node.name if _is_workflow(parent.node) else parent.author
@@ -129,7 +139,14 @@ class SessionRun:
                         "ctx.run_node() (or asyncio.gather it)"
                     )
             if failure is None:
-                return await (self._wait(ex) if ex.interrupts else self._complete(ex))
+                try:
+                    final, outcome = self._ending(ex)
+                except WorkflowError as error:  # an output or state that cannot be stored
+                    failure = error
+                else:
+                    if final is not None:
+                        await self.writer.write(final)
+                    return outcome
             await self._record_failure(ex, failure)
             policy = node.retry_config
             if policy is not None and policy.retries(failure, ex.attempt):
@@ -140,7 +157,7 @@ class SessionRun:
 
     async def _attempt(self, ctx: Context, ex: Execution, node_input: Any) -> None:
         node = ex.node
-        produced = node._run_impl(ctx=ctx, node_input=node_input)
+        produced = node._run_impl(ctx=ctx, node_input=node.check_input(node_input))
         if node.timeout is None:
             await self._consume(ex, produced)
             return
@@ -202,7 +219,7 @@ class SessionRun:
             fields["output_for"] = ex.targets
             ex.output_persisted = True
         if route is not None:
-            ex.route = fields["route"] = route
+            ex.route = fields["route"] = _checked_route(ex.path, route)
             ex.route_pending = False
         delta = ex.state.take_delta()
         if state:
@@ -247,24 +264,22 @@ class SessionRun:
         elif delta:
             await self.writer.write(draft("state", ex.path, ex.author, state=to_json(delta, ex.path)))
 
-    async def _wait(self, ex: Execution) -> Outcome:
+    def _ending(self, ex: Execution) -> tuple[dict[str, Any] | None, Outcome]:
+        """The event that ends an execution (if any) and its outcome; raises if unstorable."""
         delta = ex.state.take_delta()
-        if delta:
-            await self.writer.write(draft("state", ex.path, ex.author, state=to_json(delta, f"The state written by node {ex.path}")))
-        return Outcome("waiting", interrupts=list(ex.interrupts))
-
-    async def _complete(self, ex: Execution) -> Outcome:
+        state = to_json(delta, f"The state written by node {ex.path}") if delta else None
+        if ex.interrupts:
+            final = draft("state", ex.path, ex.author, state=state) if state else None
+            return final, Outcome("waiting", interrupts=list(ex.interrupts))
         fields: dict[str, Any] = {}
         if ex.has_output and not ex.output_persisted:
             fields["output"] = to_json(ex.output, f"The output of node {ex.path}")
             fields["output_for"] = ex.targets
         if ex.route_pending:
-            fields["route"] = ex.route
-        delta = ex.state.take_delta()
-        if delta:
-            fields["state"] = to_json(delta, f"The state written by node {ex.path}")
-        await self.writer.write(draft("completed", ex.path, ex.author, **fields))
-        return Outcome("completed", ex.output, ex.route)
+            fields["route"] = _checked_route(ex.path, ex.route)
+        if state:
+            fields["state"] = state
+        return draft("completed", ex.path, ex.author, **fields), Outcome("completed", ex.output, ex.route)
 
     async def _record_failure(self, ex: Execution, error: BaseException) -> None:
         if self.failure_path(error) is not None:

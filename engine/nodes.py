@@ -9,7 +9,7 @@ from collections.abc import AsyncGenerator, Callable
 from functools import cached_property
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from .binding import Signature, bind, read_signature
 from .context import Context
@@ -50,7 +50,22 @@ class BaseNode(BaseModel):
     @cached_property
     def output_validator(self) -> Callable[[Any], Any] | None:
         """Validates a value into ``output_type``; None when no type is declared."""
-        return validator(self.output_type)
+        return _validator_for(self.name, self.output_type, "output")
+
+    @cached_property
+    def input_validator(self) -> Callable[[Any], Any] | None:
+        """Validates a value into ``input_type``; None when no type is declared."""
+        return _validator_for(self.name, self.input_type, "input")
+
+    def check_input(self, value: Any) -> Any:
+        """Validate the node's input into ``input_type``; fail naming the node and fields."""
+        check = self.input_validator
+        return value if check is None else _checked(self.name, "input", self.input_type, check, value)
+
+    def check_output(self, value: Any) -> Any:
+        """Validate an output into ``output_type``; fail naming the node and fields."""
+        check = self.output_validator
+        return value if check is None else _checked(self.name, "output", self.output_type, check, value)
 
     def restore_output(self, data: Any) -> Any:
         """Turn an output read back from the log into the declared output type."""
@@ -66,6 +81,24 @@ class BaseNode(BaseModel):
 
     def __eq__(self, other: object) -> bool:
         return self is other
+
+
+def _validator_for(name: str, annotation: Any, what: str) -> Callable[[Any], Any] | None:
+    try:
+        return validator(annotation)
+    except Exception as error:
+        raise ConfigurationError(f"Node '{name}': cannot validate its {what} type {annotation!r}: {error}") from error
+
+
+def _checked(name: str, what: str, annotation: Any, check: Callable[[Any], Any], value: Any) -> Any:
+    try:
+        return check(value)
+    except ValidationError as error:
+        details = "; ".join(
+            f"{'.'.join(str(part) for part in item['loc']) or '(value)'}: {item['msg']}" for item in error.errors()
+        )
+        wanted = getattr(annotation, "__name__", annotation)
+        raise WorkflowError(f"Node '{name}': {what} does not match {wanted}: {details}") from error
 
 
 class StartNode(BaseNode):
@@ -96,6 +129,7 @@ class FunctionNode(BaseNode):
         if self.output_type is None:
             self.output_type = signature.output_type
         self.output_validator  # noqa: B018 - fail at construction on an unusable type
+        self.input_validator  # noqa: B018
 
     @cached_property
     def signature(self) -> Signature:
@@ -133,9 +167,8 @@ class FunctionNode(BaseNode):
         if isinstance(result, BaseModel) and _is_signal(result):
             yield result
             return
-        check = self.output_validator
         # A returned value rides on the node's completion event (one event, not two).
-        ctx.output = result if check is None else check(result)
+        ctx.output = result
         return
         yield  # pragma: no cover
 

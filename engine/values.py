@@ -27,8 +27,8 @@ def to_json(value: Any, what: str) -> Any:
         return to_jsonable_python(value)
     except PydanticSerializationError as error:
         raise WorkflowError(
-            f"{what} is a {type(value).__name__}, which cannot be stored in the event log "
-            "(use JSON data, a pydantic model or a dataclass)"
+            f"{what} cannot be stored in the event log ({error}); use JSON data, a pydantic "
+            "model or a dataclass"
         ) from error
 
 

@@ -55,8 +55,6 @@ class Workflow(BaseNode):
         self._graph = compile_graph(links)
         if input_schema is not None:
             self._input_schema = json_schema(input_schema)
-            if self.input_type is None and not isinstance(input_schema, dict):
-                self.input_type = input_schema
         else:
             first = self._graph.start_targets
             if len(first) == 1 and first[0].input_type is not None:
