@@ -167,3 +167,23 @@ class EventStoreContract:
         await store.append(session_id, stamp(session_id, 1, drafts), expected_seq=0)
         again = stamp(session_id, 4, [{"kind": "answer", "node_path": ask.node_path, "answer": Answer(interrupt_id="retry", value=True)}])
         assert await store.append(session_id, again, expected_seq=3) == 4
+
+    async def test_a_failed_or_finished_execution_withdraws_its_own_questions(self, store: EventStore) -> None:
+        session_id = await self._session(store)
+        mine = Interrupt(id="mine", node_path="wf@1/ask@1")
+        child = Interrupt(id="child", node_path="wf@1/ask@1/inner@1")
+        other = Interrupt(id="other", node_path="wf@1/other@1")
+        drafts = [{"kind": "interrupt", "node_path": i.node_path, "interrupt": i} for i in (mine, child, other)]
+        drafts.append({"kind": "error", "node_path": "wf@1/ask@1", "error": ErrorInfo(type="E", message="m")})
+        await store.append(session_id, stamp(session_id, 1, drafts), expected_seq=0)
+
+        def answer(seq: int, interrupt_id: str) -> list[Event]:
+            return stamp(session_id, seq, [{"kind": "answer", "answer": Answer(interrupt_id=interrupt_id, value=1)}])
+
+        with pytest.raises(ValueError):  # withdrawn with the failed attempt that asked it
+            await store.append(session_id, answer(5, "mine"), expected_seq=4)
+        assert await store.append(session_id, answer(5, "child"), expected_seq=4) == 5
+        done = stamp(session_id, 6, [{"kind": "completed", "node_path": "wf@1/other@1"}])
+        await store.append(session_id, done, expected_seq=5)
+        with pytest.raises(ValueError):  # its node finished without it
+            await store.append(session_id, answer(7, "other"), expected_seq=6)
