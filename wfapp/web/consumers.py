@@ -101,10 +101,11 @@ class InboxConsumer(LiveConsumer):
 
     async def hello(self, message: dict[str, Any]) -> None:
         if message.get("reconnect"):
-            html = await database_sync_to_async(presenter.inbox_list)(self.user, self.filters)
             self.watermark = await database_sync_to_async(queries.interrupt_watermark)()
             self.sent.clear()
-            await self.push(html)
+            await self.push(
+                await database_sync_to_async(presenter.inbox_list)(self.user, self.filters, self.watermark)
+            )
             return
         self.watermark = max(self.watermark, _int(message.get("watermark")))
         try:

@@ -73,13 +73,15 @@ class AskView:
         return preview(self.row.answer)
 
 
-def ask_view(row: Interrupt, data: Any = None) -> AskView:
+def ask_view(row: Interrupt, data: Any = None, *, allow_bulk: bool = True) -> AskView:
+    """The view of one interrupt; `allow_bulk` offers the bulk checkbox (the inbox has the bulk form)."""
     form = SchemaForm(row.response_schema, data=data, id_prefix=f"i{row.pk}-")
-    return AskView(row, form, bulk_decision(row.response_schema) is not None, payload_rows(row.payload))
+    bulk = allow_bulk and bulk_decision(row.response_schema) is not None
+    return AskView(row, form, bulk, payload_rows(row.payload))
 
 
-def ask_views(rows: list[Interrupt]) -> list[AskView]:
-    return [ask_view(row) for row in rows]
+def ask_views(rows: list[Interrupt], *, allow_bulk: bool = True) -> list[AskView]:
+    return [ask_view(row, allow_bulk=allow_bulk) for row in rows]
 
 
 @dataclass
@@ -146,13 +148,14 @@ def run_context(session: Session, user: Any) -> dict[str, Any]:
     """Everything the run page shows; a fixed number of queries whatever the log's length."""
     latest = queries.events_before(session.pk, None)
     older = latest[0]["seq"] if latest and latest[0]["seq"] > 1 else None
+    last_seq = latest[-1]["seq"] if latest else 0
     return {
         **result_context(session),
         "graph": run_graph(session),
-        "asks": ask_views(queries.pending_for_run(user, session.pk)),
+        "asks": ask_views(queries.pending_for_run(user, session.pk, last_seq), allow_bulk=False),
         "entries": entries(latest),
         "older_before": older,
-        "last_seq": latest[-1]["seq"] if latest else 0,
+        "last_seq": last_seq,
     }
 
 
@@ -227,9 +230,9 @@ def inbox_update(
     return render_to_string("wfapp/live.html#inbox_update", context), {row.pk for row in new_rows}
 
 
-def inbox_list(user: Any, filters: dict[str, Any]) -> str:
+def inbox_list(user: Any, filters: dict[str, Any], watermark: int) -> str:
     """The whole inbox list again (after a reconnect), out of band."""
-    page = queries.inbox_page(user, **filters)
+    page = queries.inbox_page(user, up_to=watermark, **filters)
     context = {"asks": ask_views(page.items), "page": page, "filters": filters, "oob": True}
     return render_to_string("wfapp/inbox.html#list", context) + badge_fragment(user)
 

@@ -74,10 +74,22 @@ def pending_count(user: Any) -> int:
 
 
 def inbox_page(
-    user: Any, *, workflow: str = "", q: str = "", newest: bool = False, cursor: str | None = None
+    user: Any,
+    *,
+    workflow: str = "",
+    q: str = "",
+    newest: bool = False,
+    cursor: str | None = None,
+    up_to: int | None = None,
 ) -> Page:
-    """Pending interrupts, oldest first (or newest), filtered, one keyset page."""
+    """Pending interrupts, oldest first (or newest), filtered, one keyset page.
+
+    With `up_to` (an `interrupt_watermark()` taken first), later interrupts are left to the
+    live socket, so a page and its socket never both show one.
+    """
     rows = answerable(user).filter(status=InterruptStatus.PENDING)
+    if up_to is not None:
+        rows = rows.filter(pk__lte=up_to)
     if workflow:
         rows = rows.filter(workflow=workflow)
     if q:
@@ -98,10 +110,12 @@ def inbox_page(
     return Page(items, next_cursor, total)
 
 
-def pending_for_run(user: Any, session_id: str) -> list[Interrupt]:
-    return list(
-        answerable(user).filter(session_id=session_id, status=InterruptStatus.PENDING).order_by("request_seq")
+def pending_for_run(user: Any, session_id: str, up_to_seq: int) -> list[Interrupt]:
+    """Pending interrupts asked up to `up_to_seq`: later ones reach the page with their events."""
+    rows = answerable(user).filter(
+        session_id=session_id, status=InterruptStatus.PENDING, request_seq__lte=up_to_seq
     )
+    return list(rows.order_by("request_seq"))
 
 
 # -- runs ---------------------------------------------------------------------------------------

@@ -220,12 +220,14 @@ class _Builder:
             w.attrs["minlength"] = str(s["minLength"])
         if isinstance(max_length, int):
             w.attrs["maxlength"] = str(max_length)
-        if "minlength" in w.attrs and "maxlength" in w.attrs:
-            hints.append(f"{w.attrs['minlength']}–{w.attrs['maxlength']} characters")
-        elif "minlength" in w.attrs:
-            hints.append(f"At least {w.attrs['minlength']} characters")
-        elif "maxlength" in w.attrs:
-            hints.append(f"At most {w.attrs['maxlength']} characters")
+        low, high = w.attrs.get("minlength"), w.attrs.get("maxlength")
+        if low == "1" and not high:
+            pass  # "required" already says it
+        elif low and high:
+            hints.append(f"{low}–{high} characters")
+        elif low or high:
+            count = low or high
+            hints.append(f"{'At least' if low else 'At most'} {count} character{'' if count == '1' else 's'}")
         if isinstance(s.get("pattern"), str) and not long:
             # JSON Schema patterns search; HTML patterns must match the whole value.
             w.attrs["pattern"] = f".*(?:{s['pattern']}).*"
@@ -241,28 +243,28 @@ class _Builder:
         hints = []
         if "minimum" in s:
             w.attrs["min"] = _number_text(s["minimum"])
-            hints.append(f"At least {w.attrs['min']}")
+            hints.append(f"at least {w.attrs['min']}")
         if "exclusiveMinimum" in s:
             low = s["exclusiveMinimum"]
             w.attrs["min"] = _number_text(low + 1 if integer and isinstance(low, int) else low)
-            hints.append(f"Greater than {_number_text(low)}")
+            hints.append(f"greater than {_number_text(low)}")
         if "maximum" in s:
             w.attrs["max"] = _number_text(s["maximum"])
-            hints.append(f"At most {w.attrs['max']}")
+            hints.append(f"at most {w.attrs['max']}")
         if "exclusiveMaximum" in s:
             high = s["exclusiveMaximum"]
             w.attrs["max"] = _number_text(high - 1 if integer and isinstance(high, int) else high)
-            hints.append(f"Less than {_number_text(high)}")
+            hints.append(f"less than {_number_text(high)}")
         if "multipleOf" in s:
             w.attrs["step"] = _number_text(s["multipleOf"])
-            hints.append(f"A multiple of {w.attrs['step']}")
+            hints.append(f"a multiple of {w.attrs['step']}")
         else:
             w.attrs["step"] = "1" if integer else "any"
         if integer:
             w.attrs["inputmode"] = "numeric"
         else:
             w.attrs["inputmode"] = "decimal"
-        w.hint = "; ".join(["Whole number" if integer else "Number", *hints])
+        w.hint = ("A whole number" if integer else "A number") + (" " + ", ".join(hints) if hints else "")
 
     def fieldset(self, w: Widget, s: dict[str, Any], refs: tuple[str, ...]) -> None:
         w.kind = "fieldset"

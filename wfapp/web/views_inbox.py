@@ -38,7 +38,8 @@ def inbox_filters(request: HttpRequest) -> dict[str, Any]:
 @login_required
 def inbox(request: HttpRequest) -> HttpResponse:
     filters = inbox_filters(request)
-    page = queries.inbox_page(request.user, cursor=request.GET.get("after"), **filters)
+    watermark = queries.interrupt_watermark()  # first: what comes later, the socket brings
+    page = queries.inbox_page(request.user, cursor=request.GET.get("after"), up_to=watermark, **filters)
     filtered = bool(filters["workflow"] or filters["q"])
     context = {
         "asks": presenter.ask_views(page.items),
@@ -46,7 +47,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
         "filters": filters,
         "workflows": presenter.workflow_names(),
         "pending_count": queries.pending_count(request.user) if filtered else page.count,
-        "watermark": queries.interrupt_watermark(),
+        "watermark": watermark,
         "rendered_at": timezone.now().isoformat(),
         "can_answer": services.can_answer(request.user),
         "more": bool(request.GET.get("after")),
@@ -61,7 +62,9 @@ def interrupt_page(request: HttpRequest, pk: int) -> HttpResponse:
     row = queries.visible_interrupt(request.user, pk)
     if row is None:
         raise Http404("No such interrupt")
-    return render(request, "wfapp/interrupt.html", {"ask": presenter.ask_view(row), "row": row})
+    return render(
+        request, "wfapp/interrupt.html", {"ask": presenter.ask_view(row, allow_bulk=False), "row": row}
+    )
 
 
 def _answered_elsewhere(row: Interrupt, refused: InterruptAlreadyAnswered) -> str:
