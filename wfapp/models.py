@@ -49,6 +49,7 @@ class Session(models.Model):
         indexes = [
             models.Index(fields=["status", "-updated_at"], name="wfapp_session_status"),
             models.Index(fields=["-created_at"], name="wfapp_session_created"),
+            models.Index(fields=["updated_at"], name="wfapp_session_updated"),
         ]
 
     def __str__(self) -> str:

@@ -22,11 +22,13 @@ from django.conf import settings
 from engine import Runner, RunResult
 from engine.errors import ConcurrencyError, SessionStateError
 
+from . import doorbell
 from . import lease as leases
 from .errors import LeaseLostError
 from .lease import Lease, Release
 from .registry import get_workflow
 from .store import DjangoEventStore
+from .watch import ChangeWatch
 
 logger = logging.getLogger(__name__)
 
@@ -37,9 +39,12 @@ _MAX_IDLE_ADVANCES = 3
 class Runtime:
     """Runs workflows in one event loop; ``start`` binds it to the running loop."""
 
-    def __init__(self, *, owner: str | None = None, sweep: bool = True) -> None:
+    def __init__(self, *, owner: str | None = None, sweep: bool = True, watch: bool | None = None) -> None:
         self.owner = owner or leases.new_owner()
         self.sweep_enabled = sweep
+        # Ring for other processes' commits when the channel layer cannot carry them across.
+        in_memory = "InMemoryChannelLayer" in settings.CHANNEL_LAYERS["default"]["BACKEND"]
+        self.watch = ChangeWatch() if (sweep and in_memory if watch is None else watch) else None
         self.ttl = float(settings.WFAPP_LEASE_SECONDS)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: dict[str, asyncio.Task[RunResult | None]] = {}
@@ -167,23 +172,37 @@ class Runtime:
                 await asyncio.gather(*list(self._tasks.values()), return_exceptions=True)
 
     async def _maintain(self) -> None:
-        interval = min(self.ttl / 3, float(settings.WFAPP_SWEEP_SECONDS))
-        sweep_every = float(settings.WFAPP_SWEEP_SECONDS)
-        since_sweep = 0.0
+        tick = min(1.0, self.ttl / 3, float(settings.WFAPP_SWEEP_SECONDS))
+        due = {"renew": self.ttl / 3, "sweep": float(settings.WFAPP_SWEEP_SECONDS)}
+        elapsed = dict.fromkeys(due, 0.0)
         while True:
-            await asyncio.sleep(interval)
+            await asyncio.sleep(tick)
+            for job in elapsed:
+                elapsed[job] += tick
             try:
-                held = await sync_to_async(leases.renew)(self.owner, list(self._tasks), self.ttl)
-                for session_id, task in list(self._tasks.items()):
-                    if session_id not in held:
-                        logger.warning("lost the lease of run %s; stopping it here", session_id)
-                        task.cancel()
-                since_sweep += interval
-                if self.sweep_enabled and since_sweep >= sweep_every:
-                    since_sweep = 0.0
+                if elapsed["renew"] >= due["renew"]:
+                    elapsed["renew"] = 0.0
+                    await self._renew()
+                if self.sweep_enabled and elapsed["sweep"] >= due["sweep"]:
+                    elapsed["sweep"] = 0.0
                     await self.sweep()
+                if self.watch is not None:
+                    await self.ring_changes()
             except Exception:
                 logger.exception("runtime maintenance failed; retrying")
+
+    async def _renew(self) -> None:
+        held = await sync_to_async(leases.renew)(self.owner, list(self._tasks), self.ttl)
+        for session_id, task in list(self._tasks.items()):
+            if session_id not in held:
+                logger.warning("lost the lease of run %s; stopping it here", session_id)
+                task.cancel()
+
+    async def ring_changes(self) -> None:
+        """Ring for runs that other processes changed (see ``wfapp.watch``)."""
+        assert self.watch is not None
+        for row in await sync_to_async(self.watch.changed)(self.owner):
+            await doorbell.ring(row["id"], row["last_seq"], runs=True, inbox=True)
 
 
 def _log_failure(task: asyncio.Task[Any]) -> None:

@@ -153,6 +153,8 @@ class DjangoEventStore:
                 updates["status"] = event.status
                 if event.status in _SETTLED:
                     updates["settled_seq"] = event.seq
+                if event.status in (RunStatus.COMPLETED, RunStatus.RUNNING):
+                    updates["error"] = None  # a retried run that now succeeds has no error
                 if event.status == RunStatus.COMPLETED:
                     updates["output"] = Event(output=event.output).model_dump(mode="json")["output"]
                 if event.status == RunStatus.FAILED and event.error is not None:

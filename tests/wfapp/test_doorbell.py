@@ -66,3 +66,22 @@ def test_group_names_are_valid_for_any_session_id() -> None:
     odd = session_group("a run/with spaces ✓" * 10)
     assert odd.startswith("wfapp.session.h") and len(odd) < 100
     assert odd.replace(".", "").replace("-", "").replace("_", "").isalnum()
+
+
+async def test_the_server_rings_for_commits_made_by_other_processes(transactional_db: None, layer: Any) -> None:
+    from asgiref.sync import sync_to_async
+
+    from wfapp.runtime import Runtime
+
+    serving = Runtime(watch=True)
+    runs = await _listen(layer, RUNS_GROUP)
+    # A CLI process writes without reaching this process's in-memory layer.
+    other = DjangoEventStore()
+    await sync_to_async(other.create_session_sync)("cli-run", "wf", None)
+    await sync_to_async(other.append_sync)("cli-run", stamp("cli-run", 1, [{"kind": "started"}]), 0)
+    await serving.ring_changes()
+    assert await _next(layer, runs) == {"type": DOORBELL_TYPE, "session_id": "cli-run", "seq": 1}
+    await serving.ring_changes()  # nothing new: no second ring
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.3):
+            await layer.receive(runs)

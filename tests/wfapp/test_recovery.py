@@ -57,16 +57,17 @@ def servers(test_dir: Path) -> Iterator[Callable[[], subprocess.Popen[bytes]]]:
             process.wait()
 
 
-def test_killed_server_is_taken_over_without_rerunning_completed_nodes(
-    transactional_db: None, workflows: None, test_dir: Path, servers: Callable[[], subprocess.Popen[bytes]]
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["killed", "stopped"])
+def test_the_next_server_finishes_the_run_without_rerunning_completed_nodes(
+    transactional_db: None, workflows: None, test_dir: Path, servers: Callable[[], subprocess.Popen[bytes]], stop: int
 ) -> None:
     session_id, _ = async_to_sync(services.create_run)("blocking", {"job": 7})
     first = servers()
     _wait(lambda: flows.count("blocking.wait") == 1, "the first server to block in the middle node")
     assert Session.objects.get(pk=session_id).status == "running"
 
-    first.send_signal(signal.SIGKILL)
-    first.wait()
+    first.send_signal(stop)
+    first.wait(timeout=20)
     assert flows.count("blocking.first") == 1
 
     second = servers()

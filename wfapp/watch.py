@@ -1,0 +1,44 @@
+"""Doorbells for commits made by other processes when the channel layer cannot carry them.
+
+With the in-memory layer (the embedded profile), a run the CLI executes in its own process
+rings only that process's layer. The serving process therefore polls for runs changed
+recently and rings for them; listeners read from the database, so an extra ring is harmless.
+With channels-redis every process rings every other, and this is not needed.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+
+from .models import Session
+
+# Commits carry the time they were prepared, not the time they became visible: look back a bit.
+_OVERLAP = timedelta(seconds=3)
+
+
+class ChangeWatch:
+    """Finds runs whose log or status changed since the last look."""
+
+    def __init__(self) -> None:
+        self._since = timezone.now()
+        self._seen: dict[str, tuple[int, str]] = {}
+
+    def changed(self, exclude_owner: str | None = None) -> list[dict[str, Any]]:
+        """Runs changed since the last call (each change once), leaving out ``exclude_owner``'s."""
+        now = timezone.now()
+        rows = Session.objects.filter(updated_at__gte=self._since - _OVERLAP)
+        if exclude_owner:
+            rows = rows.exclude(lease_owner=exclude_owner)
+        window: dict[str, tuple[int, str]] = {}
+        fresh = []
+        for row in rows.values("id", "last_seq", "status"):
+            mark = window[row["id"]] = (row["last_seq"], row["status"])
+            if self._seen.get(row["id"]) != mark:
+                fresh.append(row)
+        # Only runs inside the look-back window can show up again unchanged.
+        self._seen = window
+        self._since = now
+        return fresh
