@@ -17,7 +17,9 @@ from engine import (
     Edge,
     Event,
     FunctionNode,
+    InMemoryEventStore,
     JoinNode,
+    RequestInput,
     Runner,
     Workflow,
     node,
@@ -504,8 +506,6 @@ async def test_nested_workflow_in_a_loop_gets_new_run_ids(read_log: Any) -> None
 
 
 async def test_a_waiting_node_does_not_hold_a_concurrency_slot(calls: Any) -> None:
-    from engine import RequestInput
-
     def ask(node_input: Any):  # type: ignore[no-untyped-def]
         calls["ask"] += 1
         yield RequestInput(interrupt_id="q")
@@ -549,3 +549,29 @@ async def test_a_node_is_committed_before_its_successors_start(read_log: Any) ->
     seq = {(e.kind, e.node_path): e.seq for e in log.events}
     for before, after in [("a", "b"), ("a", "c"), ("b", "join"), ("c", "join"), ("join", "d")]:
         assert seq[("completed", f"wf@1/{before}@1")] < seq[("started", f"wf@1/{after}@1")]
+
+
+async def test_bool_and_int_routes_survive_a_saved_and_loaded_log(calls: Any) -> None:
+    def ask(node_input: Any):  # type: ignore[no-untyped-def]
+        calls["ask"] += 1
+        yield RequestInput(interrupt_id="q")
+
+    def one(node_input: Any) -> str:
+        calls["one"] += 1
+        return "one"
+
+    source, on_true, on_one = router("r", True), FunctionNode(ask, name="on_true"), FunctionNode(one, name="on_one")
+    wf = Workflow(
+        name="wf",
+        edges=[
+            Edge(from_node=START, to_node=source),
+            Edge(from_node=source, to_node=on_true, route=True),
+            Edge(from_node=source, to_node=on_one, route=1),
+        ],
+    )
+    store = InMemoryEventStore()
+    sid = (await Runner(wf, store=store).run(None)).session_id
+    loaded = InMemoryEventStore.load(store.dump(sid))
+    result = await Runner(wf, store=loaded).resume(sid, {"q": "yes"})
+    assert result.output == "yes"
+    assert calls == {"ask": 1}
