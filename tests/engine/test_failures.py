@@ -21,7 +21,7 @@ from engine import (
     Workflow,
     node,
 )
-from engine.errors import SessionStateError
+from engine.errors import SessionStateError, UnknownInterruptError
 
 FAST = {"initial_delay": 0, "jitter": 0}
 
@@ -536,7 +536,7 @@ async def test_a_retried_attempts_stale_output_does_not_survive_into_replay() ->
     assert result.output == {"n": None, "ask": "done"}
 
 
-async def test_an_interrupt_asked_by_a_failed_attempt_is_not_left_pending() -> None:
+async def test_an_interrupt_asked_by_a_failed_attempt_is_not_left_pending(read_log: Any) -> None:
     @node(retry_config=RetryConfig(max_attempts=2, **FAST))
     def n(ctx: Context, node_input: Any):  # type: ignore[no-untyped-def]
         if ctx.attempt_count == 1:
@@ -553,6 +553,10 @@ async def test_an_interrupt_asked_by_a_failed_attempt_is_not_left_pending() -> N
     assert waiting.status == "waiting"
     # n completed on its second attempt: only ask is waiting.
     assert [i.id for i in waiting.interrupts] == ["q"]
+    before = (await read_log(runner, waiting.session_id)).events
+    with pytest.raises(UnknownInterruptError):
+        await runner.resume(waiting.session_id, {"abandoned": "too late"})
+    assert (await read_log(runner, waiting.session_id)).events == before
     result = await runner.resume(waiting.session_id, {"q": 1})
     assert result.status == "completed"
     assert result.output == {"n": "ok", "ask": 1}
@@ -590,3 +594,25 @@ async def test_a_nested_workflow_timeout(read_log: Any) -> None:
     assert "inner" in result.error
     log = await read_log(runner, result.session_id)
     assert [e.node_path for e in log.errors()] == ["outer@1/inner@1"]
+
+
+async def test_a_failed_run_withdraws_the_failed_nodes_question_until_it_asks_again(calls: Any) -> None:
+    broken = {"on": True}
+
+    def n(node_input: Any):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        yield RequestInput(interrupt_id="q")
+        if broken["on"]:
+            raise Flaky("after asking")
+
+    runner = Runner(Workflow(name="wf", edges=[(START, n)]))
+    failed = await runner.run(None)
+    assert failed.status == "failed"
+    with pytest.raises(UnknownInterruptError):
+        await runner.answer(failed.session_id, {"q": "early"})
+    broken["on"] = False
+    waiting = await runner.resume(failed.session_id, {})
+    assert [i.id for i in waiting.interrupts] == ["q"]
+    result = await runner.resume(failed.session_id, {"q": "now"})
+    assert result.output == "now"
+    assert calls["n"] == 2
