@@ -26,6 +26,7 @@ from engine.errors import (
     InterruptAlreadyAnswered,
     InvalidAnswerError,
     NoAnswersError,
+    SessionStateError,
     UnknownInterruptError,
     UnknownSessionError,
 )
@@ -867,3 +868,22 @@ async def test_run_ids_of_a_re_triggered_node_stay_stable_across_three_turns() -
         ("wf@1/b@1", "y", {"qb": "B"}),
     ]
     assert sorted(sink.seen) == ["X:None", "y:B"]
+
+
+async def test_a_rerun_node_that_finishes_without_its_other_question_withdraws_it(read_log: Any) -> None:
+    @node(rerun_on_resume=True)
+    def either(ctx: Context, node_input: Any):  # type: ignore[no-untyped-def]
+        if ctx.resume_inputs:
+            yield dict(ctx.resume_inputs)
+            return
+        yield RequestInput(interrupt_id="by_mail")
+        yield RequestInput(interrupt_id="by_phone")
+
+    runner = Runner(Workflow(name="wf", edges=[(START, either)]))
+    sid = (await runner.run(None)).session_id
+    result = await runner.resume(sid, {"by_phone": "yes"})
+    assert result.status == "completed"
+    assert result.output == {"by_phone": "yes"}
+    assert (await runner.result(sid)).interrupts == []
+    with pytest.raises((UnknownInterruptError, SessionStateError)):
+        await runner.answer(sid, {"by_mail": "late"})
