@@ -887,3 +887,32 @@ async def test_a_rerun_node_that_finishes_without_its_other_question_withdraws_i
     assert (await runner.result(sid)).interrupts == []
     with pytest.raises((UnknownInterruptError, SessionStateError)):
         await runner.answer(sid, {"by_mail": "late"})
+
+
+async def test_a_replayed_join_gives_back_its_predecessors_models() -> None:
+    # A JoinNode cannot declare an output type; its predecessors did. Live the join passes the
+    # Order instance on, and a replay must too.
+    def make(node_input: Any) -> Order:
+        return Order(item="pen")
+
+    def other(node_input: Any) -> str:
+        return "o"
+
+    seen: list[Any] = []
+
+    @node(rerun_on_resume=True)
+    def gate(ctx: Context, node_input: dict[str, Any]):  # type: ignore[no-untyped-def]
+        seen.append(node_input["make"])
+        if "q" not in ctx.resume_inputs:
+            yield RequestInput(interrupt_id="q")
+            return
+        yield node_input["make"].item
+
+    join = JoinNode(name="join")
+    runner = Runner(Workflow(name="wf", edges=[(START, (make, other), join, gate)]))
+    sid = (await runner.run(None)).session_id
+    result = await runner.resume(sid, {"q": 1})
+    assert result.status == "completed", result.error
+    assert result.output == "pen"
+    assert seen == [Order(item="pen"), Order(item="pen")]
+    assert all(isinstance(value, Order) for value in seen)
