@@ -916,3 +916,28 @@ async def test_a_replayed_join_gives_back_its_predecessors_models() -> None:
     assert result.output == "pen"
     assert seen == [Order(item="pen"), Order(item="pen")]
     assert all(isinstance(value, Order) for value in seen)
+
+
+async def test_an_answer_that_becomes_the_output_takes_the_declared_output_type() -> None:
+    # rerun_on_resume=False: the answer is the node's output, so its return annotation applies,
+    # the same live (turn 2) as on replay (turn 3).
+    def approve(node_input: Any) -> Approval:
+        return RequestInput(interrupt_id="a", response_schema=Approval)  # type: ignore[return-value]
+
+    seen: list[Any] = []
+
+    @node(rerun_on_resume=True)
+    def after(ctx: Context, node_input: Any):  # type: ignore[no-untyped-def]
+        seen.append(node_input)
+        if "q" not in ctx.resume_inputs:
+            yield RequestInput(interrupt_id="q")
+            return
+        yield "ok"
+
+    runner = Runner(Workflow(name="wf", edges=[(START, approve, after)]))
+    sid = (await runner.run(None)).session_id
+    assert (await runner.resume(sid, {"a": {"approved": True}})).status == "waiting"
+    result = await runner.resume(sid, {"q": "go"})
+    assert result.output == "ok"
+    assert seen == [Approval(approved=True), Approval(approved=True)]
+    assert all(isinstance(value, Approval) for value in seen)
