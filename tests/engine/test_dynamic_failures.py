@@ -498,3 +498,60 @@ async def test_child_input_that_does_not_match_its_model_fails_the_run_naming_no
     assert result.status == "failed"
     assert "process_order" in (result.error or "")
     assert "quantity" in (result.error or "")
+
+
+async def test_failure_the_caller_handled_in_gather_does_not_override_a_siblings_interrupt(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node
+    def broken(node_input: Any) -> str:
+        calls["broken"] += 1
+        raise LookupError("no such record")
+
+    @node
+    async def ask(node_input: Any) -> AsyncGenerator[Any, None]:
+        calls["ask"] += 1
+        yield RequestInput(interrupt_id="q")
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> list[Any]:
+        calls["orch"] += 1
+        looked_up, answered = await asyncio.gather(
+            ctx.run_node(broken), ctx.run_node(ask), return_exceptions=True
+        )
+        if isinstance(answered, BaseException):
+            raise answered  # the interrupt propagates; the lookup failure was handled below
+        return ["n/a" if isinstance(looked_up, LookupError) else looked_up, answered]
+
+    runner = Runner(single(orch), store=store)
+    first = await runner.run()
+
+    assert first.status == "waiting", first.error  # the caller caught the failure
+    assert [i.id for i in first.interrupts] == ["q"]
+    result = await runner.resume(first.session_id, {"q": "ok"})
+    assert result.output == ["n/a", "ok"]
+    assert calls == {"orch": 2, "broken": 2, "ask": 1}
+
+
+async def test_child_that_asked_and_then_failed_leaves_no_pending_question(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node
+    async def ask_then_fail(node_input: Any) -> AsyncGenerator[Any, None]:
+        calls["ask_then_fail"] += 1
+        yield RequestInput(interrupt_id="orphan")
+        raise ValueError("changed my mind")
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> str:
+        try:
+            return await ctx.run_node(ask_then_fail)
+        except ValueError:
+            return "handled"
+
+    runner = Runner(single(orch), store=store)
+    result = await runner.run()
+
+    assert result.status == "completed"
+    assert result.output == "handled"
+    assert (await runner.result(result.session_id)).interrupts == []

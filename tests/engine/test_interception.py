@@ -801,3 +801,31 @@ async def test_case1_waiting_child_shared_by_two_gathered_calls_asks_once(
     result = await runner.resume(first.session_id, {"q": "both"})
     assert result.output == ["both", "both"]
     assert calls == {"orch": 2, "ask": 1}
+
+
+async def test_case3_child_that_finishes_without_every_answer_withdraws_its_other_questions(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node(rerun_on_resume=True)
+    async def either(ctx: Context) -> AsyncGenerator[Any, None]:
+        calls["either"] += 1
+        if ctx.resume_inputs:
+            yield f"first answer: {next(iter(ctx.resume_inputs.values()))}"
+            return
+        yield RequestInput(interrupt_id="ann")
+        yield RequestInput(interrupt_id="bob")
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> str:
+        return await ctx.run_node(either)
+
+    runner = Runner(single(orch), store=store)
+    first = await runner.run()
+    assert sorted(i.id for i in first.interrupts) == ["ann", "bob"]
+
+    result = await runner.resume(first.session_id, {"bob": "go"})
+
+    assert result.status == "completed"
+    assert result.output == "first answer: go"
+    assert (await runner.result(first.session_id)).interrupts == []
+    assert calls["either"] == 2
