@@ -82,6 +82,7 @@ class InterruptStatus(models.TextChoices):
     ANSWERED = "answered"
     CANCELLED = "cancelled"  # the run was cancelled or completed while it waited
     SUPERSEDED = "superseded"  # asked again with the same id before it was answered
+    WITHDRAWN = "withdrawn"  # the execution that asked it failed or finished without it
 
 
 class Interrupt(models.Model):

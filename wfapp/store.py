@@ -169,6 +169,7 @@ class DjangoEventStore:
     def _project_interrupts(self, session_id: str, events: list[Event], status: str | None) -> bool:
         changed = False
         workflow: str | None = None
+        may_be_pending: bool | None = None  # looked up only when an execution ends
         for event in events:
             if event.kind == "interrupt" and event.interrupt is not None:
                 ask = event.interrupt
@@ -182,22 +183,30 @@ class DjangoEventStore:
                     interrupt_id=ask.id,
                     request_seq=event.seq,
                     workflow=workflow,
-                    node_path=ask.node_path or event.node_path,
+                    node_path=event.node_path or ask.node_path,
                     message=ask.message or "",
                     payload=ask.model_dump(mode="json")["payload"],
                     response_schema=ask.response_schema,
                 )
-                changed = True
+                changed = may_be_pending = True
             elif event.kind == "answer" and event.answer is not None:
                 self._record_answer(session_id, event)
                 changed = True
+            elif event.kind in ("error", "completed"):
+                # A failed or finished execution withdraws the questions it asked itself.
+                if may_be_pending is None:
+                    may_be_pending = self._pending(session_id).exists()
+                if may_be_pending and self._pending(session_id).filter(node_path=event.node_path).update(
+                    status=InterruptStatus.WITHDRAWN
+                ):
+                    changed = True
         if status in _CLOSING:
-            changed |= bool(
-                Interrupt.objects.filter(session_id=session_id, status=InterruptStatus.PENDING).update(
-                    status=InterruptStatus.CANCELLED
-                )
-            )
+            changed |= bool(self._pending(session_id).update(status=InterruptStatus.CANCELLED))
         return changed
+
+    @staticmethod
+    def _pending(session_id: str) -> Any:
+        return Interrupt.objects.filter(session_id=session_id, status=InterruptStatus.PENDING)
 
     def _record_answer(self, session_id: str, event: Event) -> None:
         """First answer wins: only a pending row turns answered, in the append's transaction."""
