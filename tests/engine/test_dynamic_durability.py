@@ -193,7 +193,7 @@ async def test_retrying_a_failed_dynamic_run_reads_the_log_once(calls: Counter[s
     assert store.reads == 1
 
 
-async def test_a_longer_log_is_still_read_once_per_resume() -> None:
+async def test_a_longer_log_is_read_once_and_replayed_children_write_nothing() -> None:
     @node
     def step(node_input: int) -> int:
         return node_input + 1
@@ -211,7 +211,10 @@ async def test_a_longer_log_is_still_read_once_per_resume() -> None:
     assert first.status == "waiting"
 
     store.reads = 0
+    before = (await store.get_session(first.session_id)).last_seq
     result = await runner.resume(first.session_id, {"done?": True})
 
     assert result.output == 200
     assert store.reads == 1
+    written = await store.list_events(first.session_id, after_seq=before)
+    assert not [e for e in written if e.node_path.startswith("wf@1/chain@1/")]  # 200 children fast-forwarded
