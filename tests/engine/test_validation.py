@@ -267,3 +267,16 @@ def test_routing_map_keys_must_be_routes(key: Any) -> None:
         Workflow(name="wf", edges=[(START, a, {key: b})])
     with pytest.raises(ValueError):
         Edge(from_node=a, to_node=b, route=1.5)  # type: ignore[arg-type]
+
+
+def test_rule8_applies_to_a_nested_workflow_with_an_input_schema() -> None:
+    def write(node_input: str) -> Draft:
+        return Draft(text=node_input)
+
+    def review(node_input: Review) -> str:
+        return node_input.verdict
+
+    inner = Workflow(name="inner", edges=[(START, review)], input_schema=Review)
+    rejects(8, [(START, write, inner)], "write", "inner")
+    matching = Workflow(name="inner", edges=[(START, step("x"))], input_schema=Draft)
+    Workflow(name="wf", edges=[(START, write, matching)])
