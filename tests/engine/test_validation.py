@@ -55,6 +55,11 @@ def test_rule1_the_same_object_twice_is_fine() -> None:
     Workflow(name="wf", edges=[(START, a, b, {"again": a})])
 
 
+def test_rule1_is_per_graph_a_nested_workflow_may_reuse_a_name() -> None:
+    inner = Workflow(name="inner", edges=[(START, step("x"))])
+    Workflow(name="outer", edges=[(START, step("x"), inner)])
+
+
 # -- rule 2: START present, nothing into it -------------------------------------------
 
 
