@@ -555,3 +555,62 @@ async def test_child_that_asked_and_then_failed_leaves_no_pending_question(
     assert result.status == "completed"
     assert result.output == "handled"
     assert (await runner.result(result.session_id)).interrupts == []
+
+
+async def test_orchestrator_retry_attempt_reuses_children_completed_in_the_same_turn(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node
+    def fetch(node_input: int) -> int:
+        calls[f"fetch{node_input}"] += 1
+        return node_input * 10
+
+    @node(rerun_on_resume=True, retry_config=RetryConfig(max_attempts=3, initial_delay=0.001, jitter=0))
+    async def orch(ctx: Context) -> list[int]:
+        calls["orch"] += 1
+        values = list(await asyncio.gather(*(ctx.run_node(fetch, i) for i in range(3))))
+        if ctx.attempt_count < 2:
+            raise ConnectionError("could not save")
+        return values
+
+    result = await Runner(single(orch), store=store).run()
+
+    assert result.output == [0, 10, 20]
+    assert calls == {"orch": 2, "fetch0": 1, "fetch1": 1, "fetch2": 1}
+
+
+async def test_orchestrator_timeout_fails_the_run_and_a_retry_re_runs_the_unfinished_children(
+    calls: Counter[str], store: InMemoryEventStore, read_log: Any
+) -> None:
+    delays = {"slow": 5.0}
+
+    @node
+    async def quick(node_input: Any) -> str:
+        calls["quick"] += 1
+        return "quick"
+
+    @node
+    async def slow(node_input: Any) -> str:
+        calls["slow"] += 1
+        await asyncio.sleep(delays["slow"])
+        return "slow"
+
+    @node(rerun_on_resume=True, timeout=0.05)
+    async def orch(ctx: Context) -> list[str]:
+        calls["orch"] += 1
+        first = await ctx.run_node(quick)
+        return [first, *await asyncio.gather(ctx.run_node(slow), ctx.run_node(slow))]
+
+    runner = Runner(single(orch), store=store)
+    failed = await runner.run()
+    assert failed.status == "failed"
+    assert failed.error_type == "NodeTimeoutError"
+    assert "orch" in (failed.error or "")
+    log = await read_log(runner, failed.session_id)
+    assert "wf@1/orch@1/slow@2" not in log.outputs()
+
+    delays["slow"] = 0.0
+    result = await runner.resume(failed.session_id, {})
+
+    assert result.output == ["quick", "slow", "slow"]
+    assert calls == {"orch": 2, "quick": 1, "slow": 4}
