@@ -445,6 +445,15 @@ async def test_nested_workflow_runs_as_a_node(read_log: Any) -> None:
     assert by_path["outer@1/inner@1/y@1"].output_for == ["outer@1/inner@1/y@1", "outer@1/inner@1"]
 
 
+async def test_outer_and_inner_nodes_may_share_a_name(read_log: Any) -> None:
+    inner = Workflow(name="inner", edges=[(START, tag("x"))])
+    runner = Runner(Workflow(name="outer", edges=[(START, tag("x"), inner)]))
+    result = await runner.run("in")
+    assert result.output == "in>x>x"
+    log = await read_log(runner, result.session_id)
+    assert log.started() == ["outer@1", "outer@1/x@1", "outer@1/inner@1", "outer@1/inner@1/x@1"]
+
+
 async def test_nested_terminal_output_is_the_outer_output(read_log: Any) -> None:
     inner = Workflow(name="inner", edges=[(START, tag("x"))])
     outer = Workflow(name="outer", edges=[(START, inner)])
