@@ -1,8 +1,9 @@
 """The Python examples of seed 003 (dynamic agent workflows) run as tests.
 
 The examples are kept as written, importing from ``engine`` instead of ``google.adk``. Each test's
-docstring lists its adaptations, one per line; execution counts are read from the log (one
-``started`` event per execution of a path).
+docstring lists its adaptations (those issue 3 allows), one per line, and the names the seed uses
+without defining; execution counts are read from the log (one ``started`` event per execution of
+a path).
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ async def test_nodes_decorator_and_function_node_wrapper(store: InMemoryEventSto
 async def test_workflows(store: InMemoryEventStore, read_log: Any) -> None:
     """Run the "Workflows" example.
 
-    Adaptation: my_formatting_node, which the seed does not define, is a function node defined here.
+    Defined here: my_formatting_node, which the seed uses without defining.
     """
 
     @node(name="hello_node")
@@ -147,7 +148,7 @@ async def test_data_handling_editorial_workflow(store: InMemoryEventStore, read_
     """Run editorial_workflow.
 
     Adaptation: draft_agent, an LLM agent, is a function node.
-    Adaptation: format_function_node, which the seed does not define, is a function node defined here.
+    Defined here: format_function_node, which the seed uses without defining.
     """
 
     @node
