@@ -260,6 +260,10 @@ async def test_sequence_route(store: InMemoryEventStore, read_log: Any) -> None:
 # -- Workflow routes: loop ----------------------------------------------------------------------
 
 
+class Response(BaseModel):
+    findings: str = ""
+
+
 def loop_workflow(findings_for: Any) -> Workflow:
     @node(name="generator_agent")
     def coder_agent(node_input: str) -> str:
@@ -268,10 +272,7 @@ def loop_workflow(findings_for: Any) -> Workflow:
     @node(name="lint_reviewer")
     async def compile_lint_check(ctx: Context, code: str):
         # Simulate API call or lint check
-        class Response(BaseModel):
-            findings: str = findings_for(code)
-
-        return Response()
+        return Response(findings=findings_for(code))
 
     @node(name="fixer_agent")
     def fixer_agent(node_input: dict[str, str]) -> str:
