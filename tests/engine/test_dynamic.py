@@ -477,3 +477,37 @@ async def test_caller_output_after_use_as_output_is_suppressed(
     assert [e.node_path for e in (await read_log(runner, result.session_id)).output_events()] == [
         "wf@1/delegator@1/worker@1"
     ]
+
+
+async def test_state_written_by_a_child_is_visible_to_its_caller_and_later_children_also_after_resume(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node
+    def login(ctx: Context, node_input: str) -> str:
+        calls["login"] += 1
+        ctx.state["user"] = node_input
+        return "token"
+
+    @node
+    async def ask(ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
+        yield RequestInput(message=f"hello {ctx.state['user']}", interrupt_id="q")
+
+    @node
+    def greet(user: str, node_input: Any) -> str:
+        return f"{node_input}, {user}"
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context, node_input: str) -> list[str]:
+        token = await ctx.run_node(login, node_input)
+        seen = ctx.state["user"]
+        answer = await ctx.run_node(ask)
+        return [token, seen, await ctx.run_node(greet, answer)]
+
+    runner = Runner(single(orch), store=store)
+    first = await runner.run("ada")
+    assert first.interrupts[0].message == "hello ada"
+
+    result = await runner.resume(first.session_id, {"q": "welcome back"})
+
+    assert result.output == ["token", "ada", "welcome back, ada"]
+    assert calls["login"] == 1
