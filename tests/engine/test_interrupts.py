@@ -941,3 +941,21 @@ async def test_an_answer_that_becomes_the_output_takes_the_declared_output_type(
     assert result.output == "ok"
     assert seen == [Approval(approved=True), Approval(approved=True)]
     assert all(isinstance(value, Approval) for value in seen)
+
+
+async def test_answers_are_all_or_nothing(read_log: Any) -> None:
+    def ask_two(node_input: Any):  # type: ignore[no-untyped-def]
+        yield RequestInput(interrupt_id="free")
+        yield RequestInput(interrupt_id="typed", response_schema=Approval)
+
+    runner = Runner(Workflow(name="wf", edges=[(START, ask_two)]))
+    sid = (await runner.run(None)).session_id
+    before = (await read_log(runner, sid)).events
+    with pytest.raises(UnknownInterruptError):
+        await runner.resume(sid, {"free": 1, "nope": 2})
+    with pytest.raises(InvalidAnswerError):
+        await runner.resume(sid, {"free": 1, "typed": {"approved": "maybe"}})
+    with pytest.raises(InvalidAnswerError):
+        await runner.answer(sid, {"free": 1, "typed": {}})
+    assert (await read_log(runner, sid)).events == before
+    assert [i.id for i in (await runner.result(sid)).interrupts] == ["free", "typed"]
