@@ -339,6 +339,13 @@ async def test_join_waits_for_every_predecessor(read_log: Any, calls: Any) -> No
     assert join_started > done["wf@1/slow@1"] and join_started > done["wf@1/fast@1"]
 
 
+async def test_join_keys_a_nested_workflow_by_its_name() -> None:
+    inner = Workflow(name="inner", edges=[(START, tag("x"))])
+    join = JoinNode(name="join")
+    result = await Runner(Workflow(name="wf", edges=[(START, (inner, tag("a")), join)])).run("in")
+    assert result.output == {"inner": "in>x", "a": "in>a"}
+
+
 async def test_join_with_start_as_a_predecessor_gets_the_workflow_input() -> None:
     join = JoinNode(name="join")
     a = tag("a")
