@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
@@ -436,3 +437,21 @@ async def test_a_route_that_is_not_str_int_or_bool_fails_the_node(bad_route: Any
     log = await read_log(runner, result.session_id)
     assert [e.node_path for e in log.errors()] == ["wf@1/router@1"]
     assert [e.node_path for e in log.of_kind("completed")] == []
+
+
+async def test_concurrent_sessions_keep_their_own_state_and_outputs() -> None:
+    async def remember(ctx: Context, node_input: int) -> int:
+        ctx.state["mine"] = node_input
+        for _ in range(5):
+            await asyncio.sleep(0)
+        return node_input
+
+    async def recall(ctx: Context, node_input: int, mine: int) -> list[int]:
+        for _ in range(5):
+            await asyncio.sleep(0)
+        return [node_input, mine, ctx.state["mine"]]
+
+    runner = Runner(Workflow(name="wf", edges=[(START, remember, recall)]))
+    results = await asyncio.gather(*(runner.run(n) for n in range(6)))
+    assert [r.output for r in results] == [[n, n, n] for n in range(6)]
+    assert len({r.session_id for r in results}) == 6
