@@ -10,7 +10,7 @@ PYTHON ?= $(shell for c in python3.14 python3.13 python3.12 python3 \
 	  $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { echo $$p; break; }; \
 	done)
 
-.PHONY: venv test lint clean run
+.PHONY: venv test lint typecheck clean run
 
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -38,6 +38,9 @@ run: venv
 
 lint: venv
 	$(VENV)/bin/ruff check engine wfapp tests
+
+typecheck: venv
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf $(VENV) .pytest_cache

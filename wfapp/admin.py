@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
 from django.http import HttpRequest
 
 from .models import AnswerAttempt, Event, Interrupt, Session
 
+if TYPE_CHECKING:
+    ModelAdmin = admin.ModelAdmin[Any]
+    TabularInline = admin.TabularInline[Any, Any]
+else:
+    ModelAdmin = admin.ModelAdmin
+    TabularInline = admin.TabularInline
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+
+class ReadOnlyAdmin(ModelAdmin):
     """Records written only by the store: visible, never edited here."""
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -23,7 +30,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
-class InterruptInline(admin.TabularInline):
+class InterruptInline(TabularInline):
     model = Interrupt
     extra = 0
     can_delete = False
@@ -36,7 +43,7 @@ class InterruptInline(admin.TabularInline):
 
 
 @admin.register(Session)
-class SessionAdmin(admin.ModelAdmin):
+class SessionAdmin(ModelAdmin):
     list_display = ("id", "workflow", "status", "created_by", "created_at", "updated_at", "last_seq")
     list_filter = ("status", "workflow")
     search_fields = ("id", "workflow")

@@ -32,7 +32,8 @@ def schema_errors(schema: dict[str, Any] | None, value: Any) -> dict[str, list[s
     for error in sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path))):
         path = ".".join(str(part) for part in error.absolute_path)
         if error.validator == "required" and isinstance(error.instance, dict):
-            for name in error.validator_value:
+            required = error.validator_value if isinstance(error.validator_value, list) else []
+            for name in required:
                 if name not in error.instance:
                     field = f"{path}.{name}" if path else str(name)
                     errors.setdefault(field, []).append("This field is required.")

@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 import secrets
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from enum import Enum
+from typing import Any
 
 from django.db import transaction
 from django.db.models import F, Q
@@ -65,10 +67,10 @@ def owner_is_gone(owner: str) -> bool:
     return _pid_gone(int(pid_text))
 
 
-def _is_free(row: dict[str, object], now: object) -> bool:
+def _is_free(row: Mapping[str, Any], now: datetime) -> bool:
     owner = row["lease_owner"]
     expires = row["lease_expires_at"]
-    return not owner or expires is None or expires <= now or owner_is_gone(str(owner))  # type: ignore[operator]
+    return not owner or expires is None or expires <= now or owner_is_gone(str(owner))
 
 
 def claim(session_id: str, owner: str, ttl: float, *, force: bool = False) -> Lease | None:

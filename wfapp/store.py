@@ -11,7 +11,7 @@ attempts) in the same transaction. A doorbell rings after the commit.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +48,7 @@ class _Appended:
     inbox_changed: bool
 
 
-def event_from_row(session_id: str, row: dict[str, Any]) -> Event:
+def event_from_row(session_id: str, row: Mapping[str, Any]) -> Event:
     """Rebuild the engine's event from a row's ``values()``."""
     return Event.model_validate(
         row["data"]

@@ -8,6 +8,7 @@ With channels-redis every process rings every other, and this is not needed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -26,14 +27,14 @@ class ChangeWatch:
         self._since = timezone.now()
         self._seen: dict[str, tuple[int, str]] = {}
 
-    def changed(self, exclude_owner: str | None = None) -> list[dict[str, Any]]:
+    def changed(self, exclude_owner: str | None = None) -> list[Mapping[str, Any]]:
         """Runs changed since the last call (each change once), leaving out ``exclude_owner``'s."""
         now = timezone.now()
         rows = Session.objects.filter(updated_at__gte=self._since - _OVERLAP)
         if exclude_owner:
             rows = rows.exclude(lease_owner=exclude_owner)
         window: dict[str, tuple[int, str]] = {}
-        fresh = []
+        fresh: list[Mapping[str, Any]] = []
         for row in rows.values("id", "last_seq", "status"):
             mark = window[row["id"]] = (row["last_seq"], row["status"])
             if self._seen.get(row["id"]) != mark:

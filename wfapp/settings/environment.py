@@ -39,7 +39,7 @@ def database(default_sqlite: Path) -> dict[str, Any]:
     """The default database: ``DATABASE_URL`` when set, else SQLite at ``default_sqlite``."""
     url = os.environ.get("DATABASE_URL", "")
     if url:
-        config = dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+        config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True))
     else:
         config = {"ENGINE": "django.db.backends.sqlite3", "NAME": str(default_sqlite)}
     if config["ENGINE"] == "django.db.backends.sqlite3":

@@ -40,7 +40,7 @@ class Command(BaseCommand):
         def shutdown() -> defer.Deferred[None]:
             return defer.Deferred.fromFuture(asyncio.ensure_future(engine.stop()))
 
-        reactor.addSystemEventTrigger("before", "shutdown", shutdown)  # type: ignore[attr-defined]
+        reactor.addSystemEventTrigger("before", "shutdown", shutdown)  # type: ignore[arg-type]
         host, port = options["host"], options["port"]
         self.stdout.write(f"wfapp serving http://{host}:{port}/ (Ctrl-C to stop)")
         self.stdout.flush()
