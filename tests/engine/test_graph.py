@@ -428,6 +428,20 @@ async def test_join_in_a_loop_waits_again_for_every_predecessor(read_log: Any, c
     assert log.outputs()["wf@1/join@2"] == {"b": 20, "c": 200}
 
 
+async def test_conditional_self_loop(read_log: Any) -> None:
+    def count(ctx: Context, node_input: Any) -> int:
+        value = (node_input or 0) + 1
+        ctx.route = "again" if value < 4 else "done"
+        return value
+
+    counter = FunctionNode(count, name="count")
+    runner = Runner(Workflow(name="wf", edges=[(START, counter, {"again": counter, "done": tag("end")})]))
+    result = await runner.run(None)
+    assert result.output == "4>end"
+    log = await read_log(runner, result.session_id)
+    assert log.started() == ["wf@1", "wf@1/count@1", "wf@1/count@2", "wf@1/count@3", "wf@1/count@4", "wf@1/end@1"]
+
+
 # -- nested workflows ----------------------------------------------------------------------
 
 
