@@ -110,3 +110,9 @@ def test_retry_refused_for_a_run_that_did_not_fail(operator_client: Client, star
 
 def test_unknown_run_is_404(operator_client: Client, db) -> None:
     assert operator_client.get(reverse("run", args=["missing"])).status_code == 404
+
+
+def test_not_found_page_is_styled(operator_client: Client, db) -> None:
+    response = operator_client.get("/runs/missing/")
+    assert response.status_code == 404
+    assert "There is nothing here, or you may not see it." in response.content.decode()
