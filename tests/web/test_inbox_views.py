@@ -50,6 +50,9 @@ def test_filters_return_the_list_fragment(operator_client: Client, start_run) ->
     assert "<html" not in html
     assert html.count('class="card inbox-item"') == 1
     assert "Finance approval" in html
+    # The page's socket is replaced by one that knows the new filters.
+    assert 'id="live" hx-ext="ws" ws-connect="/ws/inbox/?q=finance"' in html
+    assert 'id="live-hello" hidden data-hello=\'{"watermark": ' in html
 
 
 def test_answer_records_and_closes_the_item(operator_client: Client, operator, start_run) -> None:

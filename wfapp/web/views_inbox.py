@@ -51,6 +51,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
         "rendered_at": timezone.now().isoformat(),
         "can_answer": services.can_answer(request.user),
         "more": bool(request.GET.get("after")),
+        "swap_socket": is_fragment_request(request) and not request.GET.get("after"),
     }
     fragment = "more" if request.GET.get("after") else "list"
     return page_or_fragment(request, "wfapp/inbox.html", fragment, context)

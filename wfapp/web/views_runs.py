@@ -38,6 +38,7 @@ def runs(request: HttpRequest) -> HttpResponse:
         "statuses": RunStatus.values,
         "workflows": presenter.workflow_names(),
         "pending_count": queries.pending_count(request.user),
+        "swap_socket": is_fragment_request(request) and not request.GET.get("after"),
     }
     fragment = "more" if request.GET.get("after") else "list"
     return page_or_fragment(request, "wfapp/runs.html", fragment, context)
