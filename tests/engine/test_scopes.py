@@ -209,3 +209,59 @@ async def test_parallel_worker_inside_a_dynamically_run_workflow_resumes_item_by
         e.author for e in log.events if e.kind != "answer" and e.node_path.startswith("wf@1/orch@1/inner@1/")
     }
     assert authors == {"inner"}
+
+
+async def test_retrying_a_failed_nested_workflow_re_runs_only_its_failed_node(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node
+    def flaky(node_input: str) -> str:
+        calls["flaky"] += 1
+        if calls["flaky"] == 1:
+            raise ConnectionError("down")
+        return f"flaky({node_input})"
+
+    inner = Workflow(name="inner", edges=[("START", counted(calls, "a"), flaky, counted(calls, "c"))])
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> str:
+        calls["orch"] += 1
+        return await ctx.run_node(inner, "x")
+
+    runner = Runner(Workflow(name="wf", edges=[("START", orch)]), store=store)
+    failed = await runner.run()
+    assert failed.status == "failed"
+    assert "wf@1/orch@1/inner@1/flaky@1" in (failed.error or "")
+
+    result = await runner.resume(failed.session_id, {})
+
+    assert result.output == "c(flaky(a(x)))"
+    assert calls == {"orch": 2, "a": 1, "flaky": 2, "c": 1}
+
+
+async def test_parallel_worker_over_a_workflow_gives_each_item_its_own_scope(
+    calls: Counter[str], store: InMemoryEventStore, read_log: Any
+) -> None:
+    @node
+    async def ask(node_input: str) -> AsyncGenerator[Any, None]:
+        calls[f"ask-{node_input}"] += 1
+        if node_input.startswith("?"):
+            yield RequestInput(interrupt_id=node_input)
+        else:
+            yield node_input
+
+    per_item = Workflow(name="per_item", edges=[("START", counted(calls, "prep", "{x}"), ask)])
+    fan = node(per_item, parallel_worker=True, max_parallel_workers=2)
+
+    runner = Runner(Workflow(name="wf", edges=[("START", fan)]), store=store)
+    first = await runner.run(["a", "?b", "c"])
+    assert [i.node_path for i in first.interrupts] == ["wf@1/per_item@1/per_item@2/ask@1"]
+
+    result = await runner.resume(first.session_id, {"?b": "B"})
+
+    assert result.output == ["a", "B", "c"]
+    assert calls == {"prep": 3, "ask-a": 1, "ask-?b": 1, "ask-c": 1}
+    log = await read_log(runner, first.session_id)
+    authors = {e.node_path: e.author for e in log.events if e.kind == "started"}
+    assert authors["wf@1/per_item@1/per_item@2/prep@1"] == "per_item"
+    assert authors["wf@1/per_item@1/per_item@2"] == "wf"
