@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from engine import START, RequestInput, Workflow, node
+from engine import START, JoinNode, RequestInput, Workflow, node
 
 PATHS = {
     name: f"tests.wfapp.flows:{name}" for name in ("approval", "blocking", "rendezvous", "flaky")
@@ -117,3 +117,37 @@ def flaky_step(node_input: Any) -> Any:
 
 
 flaky = Workflow(name="flaky", edges=[(START, node(flaky_step, name="step"))])
+
+
+# -- two_asks: two questions in parallel; the first answer's branch works slowly ------------------
+
+
+@node(rerun_on_resume=False)
+async def ask_a(node_input: Any):  # type: ignore[no-untyped-def]
+    yield RequestInput(interrupt_id="a", message="A?", response_schema=Decision)
+
+
+@node(rerun_on_resume=False)
+async def ask_b(node_input: Any):  # type: ignore[no-untyped-def]
+    yield RequestInput(interrupt_id="b", message="B?", response_schema=Decision)
+
+
+async def slow_a(node_input: Any) -> Any:
+    bump("two_asks.slow_a")
+    (_dir() / "slow_a.started").touch()
+    await asyncio.sleep(0.5)
+    return node_input
+
+
+def after_b(node_input: Any) -> Any:
+    bump("two_asks.after_b")
+    return node_input
+
+
+slow_a_node = node(slow_a, name="slow_a")
+after_b_node = node(after_b, name="after_b")
+two_asks = Workflow(
+    name="two_asks",
+    edges=[(START, (ask_a, ask_b)), (ask_a, slow_a_node), (ask_b, after_b_node), ((slow_a_node, after_b_node), JoinNode(name="both"))],
+)
+PATHS["two_asks"] = "tests.wfapp.flows:two_asks"
