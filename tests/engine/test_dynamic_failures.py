@@ -614,3 +614,43 @@ async def test_orchestrator_timeout_fails_the_run_and_a_retry_re_runs_the_unfini
 
     assert result.output == ["quick", "slow", "slow"]
     assert calls == {"orch": 2, "quick": 1, "slow": 4}
+
+
+def swallowing(rule: str) -> Any:
+    """An orchestrator that breaks ``rule`` inside a broad ``except Exception``."""
+
+    @node
+    def child(node_input: Any) -> str:
+        return "child"
+
+    async def orch(ctx: Context) -> str:
+        try:
+            if rule == "rerun_on_resume":
+                return await ctx.run_node(child)
+            if rule == "numeric run_id":
+                return await ctx.run_node(child, run_id="7")
+            await ctx.run_node(child, use_as_output=True)
+            await ctx.run_node(child, use_as_output=True)
+        except Exception:
+            return "swallowed"
+        return "unreachable"
+
+    return node(orch, rerun_on_resume=rule != "rerun_on_resume")
+
+
+@pytest.mark.parametrize(
+    ("rule", "named"),
+    [
+        ("rerun_on_resume", "rerun_on_resume"),
+        ("numeric run_id", "non-numeric"),
+        ("use_as_output", "use_as_output"),
+    ],
+)
+async def test_broken_run_node_rule_fails_the_run_even_inside_except_exception(
+    store: InMemoryEventStore, rule: str, named: str
+) -> None:
+    result = await Runner(single(swallowing(rule)), store=store).run()
+
+    assert result.status == "failed"  # "Workflow errors ... end the run as failed"
+    assert "wf@1/orch@1" in (result.error or "") or "orch" in (result.error or "")
+    assert named in (result.error or "")
