@@ -116,3 +116,17 @@ def test_not_found_page_is_styled(operator_client: Client, db) -> None:
     response = operator_client.get("/runs/missing/")
     assert response.status_code == 404
     assert "There is nothing here, or you may not see it." in response.content.decode()
+
+
+def test_failed_run_shows_error_as_text_and_offers_retry(operator_client: Client, start_run, settings) -> None:
+    settings.WFAPP_WORKFLOWS = [*settings.WFAPP_WORKFLOWS, "tests.web.flows:broken"]
+    run = start_run("web_broken", {"any": "input"})
+    html = operator_client.get(reverse("run", args=[run])).content.decode()
+    assert '<span class="status failed" id="run-status">failed</span>' in html
+    assert 'data-node="post_to_ledger" data-status="failed"' in html
+    assert "&lt;img src=x onerror=alert(1)&gt; the ledger is locked" in html
+    assert "<img src=x" not in html
+    assert "Retry failed nodes" in html and "Cancel run" in html
+    response = operator_client.post(reverse("run-retry", args=[run]), HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    assert response["HX-Refresh"] == "true"

@@ -139,7 +139,7 @@ def result_context(session: Session) -> dict[str, Any]:
         "state_text": pretty(state),
         "output_text": pretty(session.output),
         "input_text": pretty(session.input),
-        "can_cancel": session.status in (RunStatus.RUNNING, RunStatus.WAITING),
+        "can_cancel": session.status in (RunStatus.RUNNING, RunStatus.WAITING, RunStatus.FAILED),
         "can_retry": session.status == RunStatus.FAILED,
     }
 
