@@ -280,6 +280,23 @@ async def test_keyword_only_parameters_come_from_state() -> None:
     assert result.output == [1, 2, 3]
 
 
+async def test_context_describes_the_execution() -> None:
+    seen: list[tuple[Any, ...]] = []
+
+    def look(ctx: Context, node_input: Any) -> Any:
+        seen.append((ctx.node.name, ctx.node_path, ctx.run_id, ctx.session_id, ctx.event_author))
+        ctx.route = "again" if len(seen) < 2 else "done"
+        return node_input
+
+    looker = FunctionNode(look, name="looker")
+    result = await Runner(Workflow(name="wf", edges=[(START, looker, {"again": looker})])).run(None)
+    sid = result.session_id
+    assert seen == [
+        ("looker", "wf@1/looker@1", "1", sid, "wf"),
+        ("looker", "wf@1/looker@2", "2", sid, "wf"),
+    ]
+
+
 async def test_first_parameter_without_default_gets_the_input() -> None:
     def city_time_function(city: str) -> str:
         return f"time in {city}"
