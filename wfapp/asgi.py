@@ -19,6 +19,8 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from wfapp.startup import StartRuntime  # noqa: E402
+
 
 def _websocket_urlpatterns() -> list[object]:
     try:
@@ -31,9 +33,11 @@ def _websocket_urlpatterns() -> list[object]:
     return list(websocket_urlpatterns)
 
 
-application = ProtocolTypeRouter(
-    {
-        "http": django_application,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(_websocket_urlpatterns()))),
-    }
+application = StartRuntime(
+    ProtocolTypeRouter(
+        {
+            "http": django_application,
+            "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(_websocket_urlpatterns()))),
+        }
+    )
 )

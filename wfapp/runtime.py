@@ -57,6 +57,8 @@ class Runtime:
 
     async def start(self) -> None:
         """Bind to the running loop, take up runs left behind, and start lease maintenance."""
+        if self.running:
+            return
         self._loop = asyncio.get_running_loop()
         if self.sweep_enabled:
             await self.sweep()
@@ -95,7 +97,7 @@ class Runtime:
 
     def _spawn(self, session_id: str, retry: bool) -> None:
         task = asyncio.ensure_future(self._claim_and_drive(session_id, retry))
-        task.add_done_callback(_log_failure)
+        task.add_done_callback(log_failure)
 
     async def _claim_and_drive(self, session_id: str, retry: bool) -> None:
         if session_id in self._tasks and not self._tasks[session_id].done():
@@ -105,7 +107,7 @@ class Runtime:
             return  # held by a live worker, whose release sees any newer events
         task = asyncio.ensure_future(self.drive(lease, retry=retry))
         self._tasks[session_id] = task
-        task.add_done_callback(_log_failure)
+        task.add_done_callback(log_failure)
         task.add_done_callback(lambda _: self._forget(session_id, task))
 
     def _forget(self, session_id: str, task: asyncio.Task[Any]) -> None:
@@ -205,7 +207,7 @@ class Runtime:
             await doorbell.ring(row["id"], row["last_seq"], runs=True, inbox=True)
 
 
-def _log_failure(task: asyncio.Task[Any]) -> None:
+def log_failure(task: asyncio.Task[Any]) -> None:
     if not task.cancelled() and task.exception() is not None:
         logger.error("runtime task failed", exc_info=task.exception())
 

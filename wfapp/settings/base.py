@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .environment import channel_layers, database, env_list
+from .environment import channel_layers, database, env_bool, env_list
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 DATA_DIR = Path(os.environ.get("WFAPP_DATA_DIR", BASE_DIR / "var")).resolve()
@@ -88,6 +88,8 @@ WFAPP_WORKFLOWS = [
     "wfapp.demos.batch_review:batch_review",
     *env_list("WFAPP_EXTRA_WORKFLOWS"),
 ]
+# Execute runs inside the serving process (the embedded mode); 0 when separate workers do it.
+WFAPP_EMBEDDED_RUNTIME = env_bool("WFAPP_EMBEDDED_RUNTIME", True)
 # A worker holds a run's lease this long without renewing it; it renews every third of it.
 WFAPP_LEASE_SECONDS = float(os.environ.get("WFAPP_LEASE_SECONDS", "30"))
 # How often the runtime looks for runs that need taking up (crashed owners, answers given offline).
