@@ -154,6 +154,8 @@ def item(page: Page, text: str) -> Any:
 def test_expense_start_to_completion_live(browser: Browser, server: Server) -> None:
     """(a) start from the form over 1,000, watch it wait, answer both, watch it complete."""
     context = login(browser, server, "olga")
+    errors: list[str] = []
+    context.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     page = open_page(context, "/workflows/expense_approval/")
     page.get_by_label("Employee").fill("Astrid")
     page.get_by_label("Amount").fill("1500")
@@ -177,6 +179,7 @@ def test_expense_start_to_completion_live(browser: Browser, server: Server) -> N
     expect(page.locator("#run-output")).to_contain_text("Within budget")
     expect(page.locator('[data-node="both_decide"]')).to_have_attribute("data-status", "completed")
     expect(page.locator("#timeline")).to_contain_text("Answered by olga")
+    assert errors == []
     context.close()
 
 

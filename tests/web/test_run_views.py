@@ -118,7 +118,9 @@ def test_not_found_page_is_styled(operator_client: Client, db) -> None:
     assert "There is nothing here, or you may not see it." in response.content.decode()
 
 
-def test_failed_run_shows_error_as_text_and_offers_retry(operator_client: Client, start_run, settings) -> None:
+def test_failed_run_shows_error_as_text_and_offers_retry(
+    operator_client: Client, start_run, settings
+) -> None:
     settings.WFAPP_WORKFLOWS = [*settings.WFAPP_WORKFLOWS, "tests.web.flows:broken"]
     run = start_run("web_broken", {"any": "input"})
     html = operator_client.get(reverse("run", args=[run])).content.decode()

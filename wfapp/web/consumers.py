@@ -14,6 +14,7 @@ from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.utils import timezone
 
 from wfapp.doorbell import INBOX_GROUP, RUNS_GROUP, session_group
 from wfapp.web import presenter, queries
@@ -97,10 +98,13 @@ class InboxConsumer(LiveConsumer):
         }
         self.watermark = _int(query.get("watermark"))
         self.sent: set[int] = set()
+        self.since: datetime | None = None  # when the page was rendered (from its hello)
+        self.seen_seq: dict[str, int] = {}  # per run: the doorbell seq this page is up to
         await super().connect()
 
     async def hello(self, message: dict[str, Any]) -> None:
         if message.get("reconnect"):
+            self.since = timezone.now()
             self.watermark = await database_sync_to_async(queries.interrupt_watermark)()
             self.sent.clear()
             await self.push(
@@ -112,6 +116,7 @@ class InboxConsumer(LiveConsumer):
             since = datetime.fromisoformat(str(message.get("rendered_at")))
         except ValueError:
             since = None
+        self.since = since
         html, sent = await database_sync_to_async(presenter.inbox_update)(
             self.user, self.filters, self.watermark, self.sent, closed_since=since
         )
@@ -120,8 +125,15 @@ class InboxConsumer(LiveConsumer):
 
     async def ring(self, session_id: str, seq: int) -> None:
         html, sent = await database_sync_to_async(presenter.inbox_update)(
-            self.user, self.filters, self.watermark, self.sent, session_id=session_id
+            self.user,
+            self.filters,
+            self.watermark,
+            self.sent,
+            session_id=session_id,
+            answered_after=self.seen_seq.get(session_id, 0),
+            closed_since=None if session_id in self.seen_seq else self.since,
         )
+        self.seen_seq[session_id] = max(seq, self.seen_seq.get(session_id, 0))
         self.sent |= sent
         await self.push(html)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db.models import Q
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
@@ -22,6 +23,7 @@ from wfapp.web.run_state import Entry, describe_event, fold_state, node_statuses
 from wfapp.web.schema_form import SchemaForm, bulk_decision
 
 RUN_GRAPH_ID = "run-graph-svg"
+WITHDRAWN = (InterruptStatus.CANCELLED, InterruptStatus.SUPERSEDED)
 
 
 @dataclass
@@ -182,12 +184,13 @@ def run_update(session_id: str, user: Any, after: int) -> tuple[str, int]:
     if kinds & {"interrupt", "answer", "status"}:
         asked = [r["seq"] for r in rows if r["kind"] == "interrupt"]
         visible = queries.answerable(user).filter(session_id=session_id)
-        context["new_asks"] = ask_views(
-            list(visible.filter(request_seq__in=asked, status=InterruptStatus.PENDING))
-        )
-        context["closed_asks"] = closed_views(
-            list(visible.exclude(status=InterruptStatus.PENDING).filter(request_seq__lte=last))
-        )
+        fresh = visible.filter(request_seq__in=asked, status=InterruptStatus.PENDING)
+        context["new_asks"] = ask_views(list(fresh), allow_bulk=False)
+        # Close exactly what this batch closed: answers in it, and questions a status change withdrew.
+        closing = Q(status=InterruptStatus.ANSWERED, answer_seq__gt=after, answer_seq__lte=last)
+        if "status" in kinds:
+            closing |= Q(status__in=WITHDRAWN)
+        context["closed_asks"] = closed_views(list(visible.filter(closing)))
     if kinds & {"status", "state", "output", "completed"}:
         context.update(result_context(session))
         context["result_changed"] = True
@@ -201,13 +204,15 @@ def inbox_update(
     sent: set[int],
     *,
     session_id: str | None = None,
+    answered_after: int = 0,
     closed_since: Any = None,
 ) -> tuple[str, set[int]]:
     """Fragments bringing an inbox up to date: new items appear, answered ones close.
 
     New means pending, newer than what the page was rendered with (`watermark`, the highest
-    interrupt id then) and not sent yet; a doorbell narrows the search to its run, a first
-    connection catches up on everything since the page was rendered (`closed_since`).
+    interrupt id then) and not sent yet. A doorbell narrows the search to its run and closes
+    what was answered after seq `answered_after` (and what the run withdrew); a first
+    connection catches up on answers given since the page was rendered (`closed_since`).
     """
     visible = queries.answerable(user)
     if session_id is not None:
@@ -217,13 +222,15 @@ def inbox_update(
         fresh = fresh.filter(workflow=filters["workflow"])
     if filters.get("q"):
         fresh = fresh.filter(message__icontains=filters["q"])
-    closed = visible.exclude(status=InterruptStatus.PENDING)
+    closing = Q(status=InterruptStatus.ANSWERED, answer_seq__gt=answered_after)
     if closed_since is not None:
-        closed = closed.filter(answered_at__gte=closed_since)
+        closing &= Q(answered_at__gte=closed_since)
+    if session_id is not None:
+        closing |= Q(status__in=WITHDRAWN)
     new_rows = list(fresh.order_by("created_at", "id")[: queries.INBOX_PAGE])
     context = {
         "new_asks": ask_views(new_rows),
-        "closed_asks": closed_views(list(closed.order_by("-pk")[:50])),
+        "closed_asks": closed_views(list(visible.filter(closing).order_by("-pk")[:50])),
         "newest": bool(filters.get("newest")),
         "pending_count": queries.pending_count(user),
     }
