@@ -1,6 +1,6 @@
 """Render bench/RESULTS.md from results.json; never edit the Markdown by hand.
 
-    .venv/bin/python -m bench.report bench/results.json    # re-render without measuring
+.venv/bin/python -m bench.report bench/results.json    # re-render without measuring
 """
 
 from __future__ import annotations
@@ -45,7 +45,11 @@ def mb(value: float | None) -> str:
 
 
 def _table(head: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in rows)]
+    return [
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+        *("| " + " | ".join(r) + " |" for r in rows),
+    ]
 
 
 def _header(doc: dict[str, Any]) -> list[str]:
@@ -69,8 +73,34 @@ def _header(doc: dict[str, Any]) -> list[str]:
         "- Ratios are peer time / our time (higher is better for us). Absolute times drift "
         "±15-30 % on a shared 2-core machine; the ratios come from one run.",
         *(f"- Versions, {p}" for p in peers),
+        *_git(doc),
+        _load(doc),
         "",
     ]
+
+
+def _git(doc: dict[str, Any]) -> list[str]:
+    g = doc.get("git")
+    if not g:
+        return []
+    line = (
+        f"- Code: commit {g['commit']}; engine/ {'as committed at HEAD' if g['engine_source'] == 'head' else 'as on disk'}, "
+        f"last engine commit {g['engine_commit']}"
+    )
+    if g.get("uncommitted") and g["engine_source"] != "head":
+        line += f"; uncommitted changes in {', '.join(g['uncommitted'])}"
+    return [line + "."]
+
+
+def _load(doc: dict[str, Any]) -> str:
+    loads = [r[k] for r in doc["configs"] for k in ("load_before", "load_after") if r.get(k) is not None]
+    if not loads:
+        return ""
+    return (
+        f"- Machine load (1-minute average) around the configurations: {min(loads):.1f} to "
+        f"{max(loads):.1f} on {doc['machine'].get('cpus')} cores; others' work shares this machine, "
+        "so absolute times are noisier than the ratios."
+    )
 
 
 def _targets(doc: dict[str, Any]) -> list[str]:
@@ -91,7 +121,15 @@ def _targets(doc: dict[str, Any]) -> list[str]:
             shown = f"{value:g}"
         else:
             shown = f"{value:.1f}x"
-        rows.append([t["text"], ms(t["ours"]) if t["ours"] is not None else "", ms(t["peer"]) if t["peer"] is not None else "", shown, verdict])
+        rows.append(
+            [
+                t["text"],
+                ms(t["ours"]) if t["ours"] is not None else "",
+                ms(t["peer"]) if t["peer"] is not None else "",
+                shown,
+                verdict,
+            ]
+        )
     return ["## Targets", "", *_table(["target", "ours", "peer", "measured", "verdict"], rows), ""]
 
 
@@ -110,22 +148,38 @@ def _memory(doc: dict[str, Any]) -> list[str]:
         any_row = ours or floor or adk or lg
         assert any_row is not None
         size = ", ".join(f"{k}={v}" for k, v in any_row["size"].items())
-        rows.append([
-            f"{w} {TITLES[w]} ({size})",
-            ms(get(ours)) + (f" ({us(ours['per_unit_us'])}/{ours['unit']})" if ours else ""),
-            ms(get(floor)),
-            ms(get(adk)), ratio(get(adk), get(ours)),
-            ms(get(lg)), ratio(get(lg), get(ours)),
-            str(ours["records"]) if ours else "-",
-            mb(ours.get("rss_over_baseline_mb")) if ours else "-",
-        ])
+        rows.append(
+            [
+                f"{w} {TITLES[w]} ({size})",
+                ms(get(ours)) + (f" ({us(ours['per_unit_us'])}/{ours['unit']})" if ours else ""),
+                ms(get(floor)),
+                ms(get(adk)),
+                ratio(get(adk), get(ours)),
+                ms(get(lg)),
+                ratio(get(lg), get(ours)),
+                str(ours["records"]) if ours else "-",
+                mb(ours.get("rss_over_baseline_mb")) if ours else "-",
+            ]
+        )
     return [
         "## In memory",
         "",
         "W6 and W6s: the time of all the resumes (the first run is in the next table).",
         "",
-        *_table(["workload", "ours", "floor", "google-adk", "adk/ours", "LangGraph", "lg/ours",
-                 "events (ours)", "peak RSS over baseline (ours)"], rows),
+        *_table(
+            [
+                "workload",
+                "ours",
+                "floor",
+                "google-adk",
+                "adk/ours",
+                "LangGraph",
+                "lg/ours",
+                "events (ours)",
+                "peak RSS over baseline (ours)",
+            ],
+            rows,
+        ),
         "",
     ]
 
@@ -136,13 +190,21 @@ def _hitl(doc: dict[str, Any]) -> list[str]:
         for row in doc["configs"]:
             if row["workload"] != w or not row["ok"] or row["engine"] == "floor":
                 continue
-            rows.append([
-                w, ENGINE_NAMES.get(row["engine"], row["engine"]), row["store"],
-                ms(row["first_run_s"]), str(row["pending_after_first_run"]),
-                ms(row["resume_first_s"]), ms(row["resume_median_s"]), ms(row["resume_last_s"]),
-                ms(row["resumes_total_s"]), str(row["child_executions"]),
-                us(row.get("replay_us_per_child")) if w == "W6s" else "",
-            ])
+            rows.append(
+                [
+                    w,
+                    ENGINE_NAMES.get(row["engine"], row["engine"]),
+                    row["store"],
+                    ms(row["first_run_s"]),
+                    str(row["pending_after_first_run"]),
+                    ms(row["resume_first_s"]),
+                    ms(row["resume_median_s"]),
+                    ms(row["resume_last_s"]),
+                    ms(row["resumes_total_s"]),
+                    str(row["child_executions"]),
+                    us(row.get("replay_us_per_child")) if w == "W6s" else "",
+                ]
+            )
     if not rows:
         return []
     return [
@@ -152,9 +214,22 @@ def _hitl(doc: dict[str, Any]) -> list[str]:
         "how often the children that ask for input ran in all (each once, plus re-runs). Replay "
         "per child: slope of the resume time over the history it fast-forwards.",
         "",
-        *_table(["workload", "engine", "store", "first run", "pending after first run", "first resume",
-                 "median resume", "last resume", "all resumes", "asking-child executions",
-                 "replay per child"], rows),
+        *_table(
+            [
+                "workload",
+                "engine",
+                "store",
+                "first run",
+                "pending after first run",
+                "first resume",
+                "median resume",
+                "last resume",
+                "all resumes",
+                "asking-child executions",
+                "replay per child",
+            ],
+            rows,
+        ),
         "",
     ]
 
@@ -167,12 +242,16 @@ def _sqlite(doc: dict[str, Any]) -> list[str]:
         if not any((adk, lg, django)):
             continue
         key = "resumes_total_s" if w in ("W6", "W6s") else "median_s"
-        rows.append([
-            f"{w} {TITLES[w]}",
-            ms(django[key]) if django else "not measured yet",
-            ms(adk[key]) if adk else "-", ratio(adk[key] if adk else None, django[key] if django else None),
-            ms(lg[key]) if lg else "-", ratio(lg[key] if lg else None, django[key] if django else None),
-        ])
+        rows.append(
+            [
+                f"{w} {TITLES[w]}",
+                ms(django[key]) if django else "not measured yet",
+                ms(adk[key]) if adk else "-",
+                ratio(adk[key] if adk else None, django[key] if django else None),
+                ms(lg[key]) if lg else "-",
+                ratio(lg[key] if lg else None, django[key] if django else None),
+            ]
+        )
     if not rows:
         return []
     return [
@@ -194,11 +273,20 @@ def _all(doc: dict[str, Any]) -> list[str]:
             rows.append([name, row["workload"], row["store"], "FAILED", "", "", "", row["error"] or ""])
             continue
         samples = ", ".join(f"{s['wall'] * 1e3:.1f}" for s in row["samples"])
-        rows.append([
-            name, row["workload"], row["store"], ms(row["median_s"]),
-            f"{us(row['per_unit_us'])}/{row['unit']}", str(row["records"]),
-            mb(row.get("rss_over_baseline_mb")), samples,
-        ])
+        if row.get("runs") is not None and (row["runs"], row["warmup"]) != (doc["runs"], doc["warmup"]):
+            samples += f" ({row['warmup']} warm-up, {row['runs']} run)"
+        rows.append(
+            [
+                name,
+                row["workload"],
+                row["store"],
+                ms(row["median_s"]),
+                f"{us(row['per_unit_us'])}/{row['unit']}",
+                str(row["records"]),
+                mb(row.get("rss_over_baseline_mb")),
+                samples,
+            ]
+        )
     return [
         "## Every configuration",
         "",
@@ -207,8 +295,19 @@ def _all(doc: dict[str, Any]) -> list[str]:
         "checkpoints + pending writes; the floor's list items), peak RSS over the post-import "
         "baseline, and every timed sample in ms.",
         "",
-        *_table(["engine", "workload", "store", "median", "per unit", "records", "RSS over baseline",
-                 "samples (ms)"], rows),
+        *_table(
+            [
+                "engine",
+                "workload",
+                "store",
+                "median",
+                "per unit",
+                "records",
+                "RSS over baseline",
+                "samples (ms)",
+            ],
+            rows,
+        ),
         "",
     ]
 
@@ -219,7 +318,15 @@ def _notes(doc: dict[str, Any]) -> list[str]:
         for note in row.get("notes") or ():
             notes.append(f"- {ENGINE_NAMES.get(row['engine'])} {row['workload']} {row['store']}: {note}.")
         if not row["ok"]:
-            notes.append(f"- {ENGINE_NAMES.get(row['engine'])} {row['workload']} {row['store']} failed: {row['error']}")
+            notes.append(
+                f"- {ENGINE_NAMES.get(row['engine'])} {row['workload']} {row['store']} failed: {row['error']}"
+            )
+    for row in doc["configs"]:
+        if row.get("runs") is not None and (row["runs"], row["warmup"]) != (doc["runs"], doc["warmup"]):
+            notes.append(
+                f"- {ENGINE_NAMES.get(row['engine'])} {row['workload']} {row['store']}: {row['warmup']} "
+                f"warm-up and {row['runs']} timed run only: one run takes minutes."
+            )
     notes += [
         "- LangGraph: W1/W2/W5 as a StateGraph (W2's join is one edge from all 100 nodes into the "
         "summing node), W3/W4/W6/W6s with the functional API; its gather reports one pending "

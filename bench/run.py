@@ -17,6 +17,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -45,6 +46,14 @@ STORES: dict[str, dict[str, tuple[str, ...]]] = {
     "ours": {"memory": WORKLOADS},
     "adk": {"memory": WORKLOADS, "sqlite": ("W1", "W3", "W6")},
     "langgraph": {"memory": WORKLOADS, "sqlite": ("W1", "W3", "W6", "W6s")},
+}
+
+
+# Configurations too slow for a warm-up and 5 runs: google-adk's W6s takes over two minutes a
+# run (its resumes grow with the history). They run this often instead; RESULTS.md says so.
+SLOW: dict[tuple[str, str, str], tuple[int, int]] = {
+    ("adk", "W6s", "memory"): (0, 1),  # (warm-ups, runs)
+    ("adk", "W6s", "sqlite"): (0, 1),
 }
 
 
@@ -97,41 +106,129 @@ def plan(args: argparse.Namespace) -> list[tuple[str, str, str]]:
     return configs
 
 
-def run_config(python: Path, engine: str, workload: str, store: str, size: dict[str, int],
-               args: argparse.Namespace) -> dict[str, Any]:
+def snapshot(source: str) -> Path:
+    """Copy bench/ and engine/ to a temporary tree the workers import from.
+
+    The engine changes while a long run goes on (others commit); every configuration must
+    measure the same code. ``source="head"`` takes engine/ as committed at HEAD, ``"worktree"``
+    as it is on disk now.
+    """
+    tree = Path(tempfile.mkdtemp(prefix="wfbench-src-"))
+    junk = shutil.ignore_patterns(".peers-venv", "__pycache__", "results*.json", "RESULTS*.md")
+    shutil.copytree(BENCH, tree / "bench", ignore=junk)
+    if source == "head":
+        archive = subprocess.run(
+            ["git", "archive", "HEAD", "engine"], cwd=ROOT, capture_output=True, check=True
+        )
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    else:
+        shutil.copytree(ROOT / "engine", tree / "engine", ignore=junk)
+    return tree
+
+
+def run_config(
+    python: Path,
+    engine: str,
+    workload: str,
+    store: str,
+    size: dict[str, int],
+    args: argparse.Namespace,
+    tree: Path,
+) -> dict[str, Any]:
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
-    cmd = [str(python), "-m", "bench.worker", engine, workload, store, json.dumps(size), out,
-           "--runs", str(args.runs), "--warmup", str(args.warmup)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
+    warmup, runs = args.warmup, args.runs
+    if (engine, workload, store) in SLOW and not args.tiny:
+        warmup, runs = (min(a, b) for a, b in zip(SLOW[engine, workload, store], (warmup, runs), strict=True))
+    cmd = [
+        str(python),
+        "-m",
+        "bench.worker",
+        engine,
+        workload,
+        store,
+        json.dumps(size),
+        out,
+        "--runs",
+        str(runs),
+        "--warmup",
+        str(warmup),
+    ]
+    load_before = os.getloadavg()[0]
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"}
     try:
-        done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=args.timeout)
+        done = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=args.timeout)
         try:
             with open(out) as fh:
                 result: dict[str, Any] = json.load(fh)
         except (OSError, ValueError):
-            result = {"engine": engine, "workload": workload, "store": store, "size": size,
-                      "error": f"worker exited {done.returncode} without results",
-                      "traceback": done.stderr[-4000:]}
+            result = {
+                "engine": engine,
+                "workload": workload,
+                "store": store,
+                "size": size,
+                "error": f"worker exited {done.returncode} without results",
+                "traceback": done.stderr[-4000:],
+            }
     except subprocess.TimeoutExpired:
-        result = {"engine": engine, "workload": workload, "store": store, "size": size,
-                  "error": f"timed out after {args.timeout} s"}
+        result = {
+            "engine": engine,
+            "workload": workload,
+            "store": store,
+            "size": size,
+            "error": f"timed out after {args.timeout} s",
+        }
     finally:
         Path(out).unlink(missing_ok=True)
+    result["runs"], result["warmup"] = runs, warmup
+    result["load_before"], result["load_after"] = round(load_before, 2), round(os.getloadavg()[0], 2)
     return result
+
+
+def git_state(source: str) -> dict[str, Any]:
+    """The commit measured, and the uncommitted changes in engine/ and bench/ if any."""
+
+    def git(*cmd: str) -> str:
+        done = subprocess.run(["git", *cmd], cwd=ROOT, capture_output=True, text=True)
+        return done.stdout.rstrip("\n") if done.returncode == 0 else ""
+
+    return {
+        "commit": git("rev-parse", "--short", "HEAD"),
+        "engine_commit": git("log", "-1", "--format=%h %s", "--", "engine"),
+        "engine_source": source,
+        "uncommitted": [
+            line[3:]
+            for line in git("status", "--porcelain", "--", "engine", "bench").splitlines()
+            if not line[3:].startswith(("bench/results", "bench/RESULTS"))
+        ],
+    }
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tiny", action="store_true", help="small sizes; our engine and the floor only (CI)")
-    p.add_argument("--only", type=lambda s: tuple(s.split(",")), help=f"engines, comma-separated: {','.join(ENGINES)}")
+    p.add_argument(
+        "--only", type=lambda s: tuple(s.split(",")), help=f"engines, comma-separated: {','.join(ENGINES)}"
+    )
     p.add_argument("--workloads", type=lambda s: tuple(s.split(",")), help="e.g. W1,W3,W6s")
     p.add_argument("--stores", type=lambda s: tuple(s.split(",")), help="e.g. memory or sqlite")
-    p.add_argument("--sqlite-all", action="store_true", help="measure every workload on the peers' SQLite stores")
+    p.add_argument(
+        "--sqlite-all", action="store_true", help="measure every workload on the peers' SQLite stores"
+    )
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--timeout", type=int, default=1800, help="seconds per configuration")
-    p.add_argument("--out", type=Path, help="results file (default bench/results.json, bench/results-tiny.json with --tiny)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="results file (default bench/results.json, bench/results-tiny.json with --tiny)",
+    )
+    p.add_argument(
+        "--engine",
+        choices=("worktree", "head"),
+        default="worktree",
+        help="measure engine/ as on disk (default) or as committed at HEAD",
+    )
     p.add_argument("--strict", action="store_true", help="exit non-zero when a configuration fails its check")
     args = p.parse_args(argv)
     for engine in args.only or ():
@@ -157,14 +254,21 @@ def main(argv: list[str] | None = None) -> int:
         python_for.update(adk=peers, langgraph=peers)
     sizes = TINY_SIZES if args.tiny else FULL_SIZES
     started = time.time()
+    git = git_state(args.engine)
+    tree = snapshot(args.engine)
     results = []
-    for i, (engine, workload, store) in enumerate(configs, 1):
-        t0 = time.perf_counter()
-        result = run_config(python_for[engine], engine, workload, store, sizes[workload], args)
-        results.append(summary.summarize(result))
-        row = results[-1]
-        shown = f"median {row['median_s'] * 1e3:.1f} ms" if row["ok"] else f"FAILED: {row['error']}"
-        log(f"[{i}/{len(configs)}] {engine:9} {workload:4} {store:7} {shown}  ({time.perf_counter() - t0:.0f} s)")
+    try:
+        for i, (engine, workload, store) in enumerate(configs, 1):
+            t0 = time.perf_counter()
+            result = run_config(python_for[engine], engine, workload, store, sizes[workload], args, tree)
+            results.append(summary.summarize(result))
+            row = results[-1]
+            shown = f"median {row['median_s'] * 1e3:.1f} ms" if row["ok"] else f"FAILED: {row['error']}"
+            log(
+                f"[{i}/{len(configs)}] {engine:9} {workload:4} {store:7} {shown}  ({time.perf_counter() - t0:.0f} s)"
+            )
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
     doc = {
         "schema": 1,
         "generated_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -174,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         "warmup": args.warmup,
         "duration_s": round(time.time() - started, 1),
         "machine": machine(),
+        "git": git,
         "sizes": {w: sizes[w] for w in WORKLOADS},
         "versions": summary.versions(results),
         "configs": results,

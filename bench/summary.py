@@ -98,13 +98,29 @@ def _ratio(peer: float | None, ours: float | None) -> float | None:
     return peer / ours
 
 
-def _target(tid: str, text: str, ratio_or_value: float | None, need: float, *, at_most: bool = False,
-            ours: float | None = None, peer: float | None = None) -> dict[str, Any]:
+def _target(
+    tid: str,
+    text: str,
+    ratio_or_value: float | None,
+    need: float,
+    *,
+    at_most: bool = False,
+    ours: float | None = None,
+    peer: float | None = None,
+) -> dict[str, Any]:
     met = None
     if ratio_or_value is not None:
         met = ratio_or_value <= need if at_most else ratio_or_value >= need
-    return {"id": tid, "text": text, "value": ratio_or_value, "need": need, "at_most": at_most,
-            "ours": ours, "peer": peer, "met": met}
+    return {
+        "id": tid,
+        "text": text,
+        "value": ratio_or_value,
+        "need": need,
+        "at_most": at_most,
+        "ours": ours,
+        "peer": peer,
+        "met": met,
+    }
 
 
 def targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -116,38 +132,97 @@ def targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
         for peer, need in (("langgraph", 5.0), ("adk", 20.0)):
             p = find(doc, peer, w)
             pv = p["median_s"] if p else None
-            out.append(_target(f"{w}-{peer}", f"{w} in memory: >= {need:g}x faster than {peer}",
-                               _ratio(pv, o), need, ours=o, peer=pv))
+            out.append(
+                _target(
+                    f"{w}-{peer}",
+                    f"{w} in memory: >= {need:g}x faster than {peer}",
+                    _ratio(pv, o),
+                    need,
+                    ours=o,
+                    peer=pv,
+                )
+            )
     ours6 = find(doc, "ours", "W6")
     if ours6:
         n = ours6["size"]["n"]
-        out.append(_target("W6-pending", f"W6: all {n} interrupts pending after the first run",
-                           ours6["pending_after_first_run"], n))
-        out.append(_target("W6-reexec", f"W6: each resume re-executes only the answered child "
-                           f"(asking children run at most {2 * n} times in all)",
-                           ours6["child_executions"], 2 * n, at_most=True))
+        out.append(
+            _target(
+                "W6-pending",
+                f"W6: all {n} interrupts pending after the first run",
+                ours6["pending_after_first_run"],
+                n,
+            )
+        )
+        out.append(
+            _target(
+                "W6-reexec",
+                f"W6: each resume re-executes only the answered child "
+                f"(asking children run at most {2 * n} times in all)",
+                ours6["child_executions"],
+                2 * n,
+                at_most=True,
+            )
+        )
     o6 = ours6["resumes_total_s"] if ours6 else None
     for peer, need in (("adk", 10.0), ("langgraph", 3.0)):
         p = find(doc, peer, "W6")
         pv = p["resumes_total_s"] if p else None
-        out.append(_target(f"W6-{peer}", f"W6: the resumes >= {need:g}x faster than {peer}",
-                           _ratio(pv, o6), need, ours=o6, peer=pv))
+        out.append(
+            _target(
+                f"W6-{peer}",
+                f"W6: the resumes >= {need:g}x faster than {peer}",
+                _ratio(pv, o6),
+                need,
+                ours=o6,
+                peer=pv,
+            )
+        )
     ours6s = find(doc, "ours", "W6s")
     lg6s = find(doc, "langgraph", "W6s")
     o, pv = (ours6s["resume_last_s"] if ours6s else None), (lg6s["resume_last_s"] if lg6s else None)
-    out.append(_target("W6s-langgraph", "W6s: last resume >= 10x faster than LangGraph's", _ratio(pv, o), 10.0,
-                       ours=o, peer=pv))
-    out.append(_target("W6s-replay", "W6s: replay <= 10 µs per fast-forwarded child",
-                       ours6s.get("replay_us_per_child") if ours6s else None, 10.0, at_most=True))
+    out.append(
+        _target(
+            "W6s-langgraph",
+            "W6s: last resume >= 10x faster than LangGraph's",
+            _ratio(pv, o),
+            10.0,
+            ours=o,
+            peer=pv,
+        )
+    )
+    out.append(
+        _target(
+            "W6s-replay",
+            "W6s: replay <= 10 µs per fast-forwarded child",
+            ours6s.get("replay_us_per_child") if ours6s else None,
+            10.0,
+            at_most=True,
+        )
+    )
     ours4 = find(doc, "ours", "W4")
-    out.append(_target("W4-rss", "W4: peak RSS within 20 MB of the post-import baseline",
-                       ours4.get("rss_over_baseline_mb") if ours4 else None, 20.0, at_most=True))
+    out.append(
+        _target(
+            "W4-rss",
+            "W4: peak RSS within 20 MB of the post-import baseline",
+            ours4.get("rss_over_baseline_mb") if ours4 else None,
+            20.0,
+            at_most=True,
+        )
+    )
     for w in ("W1", "W3"):
         django = find(doc, "ours", w, "django-sqlite")
         d = django["median_s"] if django else None
         for peer, need in (("langgraph", 3.0), ("adk", 10.0)):
             p = find(doc, peer, w, "sqlite")
             pv = p["median_s"] if p else None
-            out.append(_target(f"{w}-sqlite-{peer}", f"{w} on SQLite: Django store >= {need:g}x faster than {peer}'s",
-                               _ratio(pv, d), need, ours=d, peer=pv))
+            out.append(
+                _target(
+                    f"{w}-sqlite-{peer}",
+                    f"{w} on SQLite: Django store >= {need:g}x faster than {peer}'s",
+                    _ratio(pv, d),
+                    need,
+                    ours=d,
+                    peer=pv,
+                )
+            )
     return out

@@ -33,7 +33,9 @@ def versions(packages: tuple[str, ...]) -> dict[str, str]:
     return found
 
 
-async def measure(mod: Any, workload: str, size: dict[str, int], store: str, runs: int, warmup: int) -> list[dict[str, Any]]:
+async def measure(
+    mod: Any, workload: str, size: dict[str, int], store: str, runs: int, warmup: int
+) -> list[dict[str, Any]]:
     workdir = tempfile.mkdtemp(prefix=f"wfbench-{mod.NAME}-")
     samples = []
     try:
@@ -66,6 +68,7 @@ def main() -> int:
         baseline = reset_peak_rss()
         result["samples"] = asyncio.run(measure(mod, a.workload, size, a.store, a.runs, a.warmup))
         result["rss_baseline_kb"] = baseline
+        result["imported_from"] = getattr(sys.modules.get("engine"), "__file__", None)
         result["rss_peak_kb"] = peak_rss()
     except BaseException as e:  # report every failure to the runner, which records it
         result["error"] = f"{type(e).__name__}: {e}"

@@ -41,7 +41,7 @@ def inc(node_input: int) -> int:
     return node_input + 1
 
 
-def ask(node_input: int):  # noqa: ANN201 - a generator node
+def ask(node_input: int):
     ASKED[node_input] += 1
     yield RequestInput(message=f"answer {node_input}", payload={"i": node_input})
 
@@ -56,35 +56,46 @@ def build(workload: str, n: int, k: int, variant: str) -> Workflow:
         nodes = [FunctionNode(func=inc, name=f"n{i}") for i in range(1, n + 1)]
         return Workflow(name="w1", edges=[(START, *nodes)])
     if workload == "W2":
-        def const(i: int):  # noqa: ANN202
+
+        def const(i: int):
             def f(node_input: Any) -> int:
                 return i
+
             return FunctionNode(func=f, name=f"p{i}")
 
         def total(node_input: dict) -> int:
             return sum(node_input.values())
 
         fan = tuple(const(i) for i in range(n))
-        return Workflow(name="w2", edges=[(START, fan, JoinNode(name="join"), FunctionNode(func=total, name="total"))])
+        return Workflow(
+            name="w2", edges=[(START, fan, JoinNode(name="join"), FunctionNode(func=total, name="total"))]
+        )
     if workload == "W3":
-        async def orch(ctx, node_input: int) -> int:  # noqa: ANN001
+
+        async def orch(ctx, node_input: int) -> int:
             x = node_input
             for _ in range(n):
                 x = await ctx.run_node(INC, x)
             return x
 
-        return Workflow(name="w3", edges=[(START, FunctionNode(func=orch, name="orch", rerun_on_resume=True))])
+        return Workflow(
+            name="w3", edges=[(START, FunctionNode(func=orch, name="orch", rerun_on_resume=True))]
+        )
     if workload == "W4":
-        async def orch(ctx, node_input: int) -> int:  # noqa: ANN001
+
+        async def orch(ctx, node_input: int) -> int:
             results = await asyncio.gather(*(ctx.run_node(INC, i) for i in range(n)))
             return sum(results)
 
-        return Workflow(name="w4", edges=[(START, FunctionNode(func=orch, name="orch", rerun_on_resume=True))])
+        return Workflow(
+            name="w4", edges=[(START, FunctionNode(func=orch, name="orch", rerun_on_resume=True))]
+        )
     if workload == "W5":
+
         def a(node_input: int) -> int:
             return node_input
 
-        def b(node_input: int) -> Event:
+        def b(node_input: int):  # returns an Event: route and output (no "-> Event": see RESULTS.md notes)
             if node_input < n:
                 return Event(output=node_input + 1, route="again")
             return Event(output=node_input, route="done")
@@ -96,17 +107,22 @@ def build(workload: str, n: int, k: int, variant: str) -> Workflow:
         return Workflow(name="w5", edges=[(START, na, nb), (nb, {"again": na, "done": nc})])
     if workload == "W6":
         if variant == "wait":
-            async def orch(ctx, node_input: int) -> list[int]:  # noqa: ANN001
+
+            async def orch(ctx, node_input: int) -> list[int]:
                 tasks = [asyncio.ensure_future(ctx.run_node(ASK, i)) for i in range(n)]
                 await asyncio.wait(tasks)
                 return [t.result() for t in tasks]
         else:
-            async def orch(ctx, node_input: int) -> list[int]:  # noqa: ANN001
+
+            async def orch(ctx, node_input: int) -> list[int]:
                 return list(await asyncio.gather(*(ctx.run_node(ASK, i) for i in range(n))))
 
-        return Workflow(name="w6", edges=[(START, FunctionNode(func=orch, name="orch", rerun_on_resume=True))])
+        return Workflow(
+            name="w6", edges=[(START, FunctionNode(func=orch, name="orch", rerun_on_resume=True))]
+        )
     if workload == "W6s":
-        async def orch(ctx, node_input: int) -> int:  # noqa: ANN001
+
+        async def orch(ctx, node_input: int) -> int:
             total = 0
             for i in range(n):
                 for j in range(k):
@@ -114,7 +130,9 @@ def build(workload: str, n: int, k: int, variant: str) -> Workflow:
                 total += await ctx.run_node(ASK, i)
             return total
 
-        return Workflow(name="w6s", edges=[(START, FunctionNode(func=orch, name="orch", rerun_on_resume=True))])
+        return Workflow(
+            name="w6s", edges=[(START, FunctionNode(func=orch, name="orch", rerun_on_resume=True))]
+        )
     raise ValueError(workload)
 
 
@@ -135,7 +153,9 @@ async def close_store(ss: Any) -> None:
         await close()
 
 
-async def _turn(runner: Runner, sid: str, message: types.Content, root: str) -> tuple[Any, list[tuple[str, Any]]]:
+async def _turn(
+    runner: Runner, sid: str, message: types.Content, root: str
+) -> tuple[Any, list[tuple[str, Any]]]:
     """Run one turn; return the workflow output (if any) and the interrupts it raised."""
     output: Any = None
     asked: list[tuple[str, Any]] = []
@@ -186,7 +206,9 @@ async def run(workload: str, size: dict[str, int], store: str, workdir: str, tag
         if workload in ("W6", "W6s"):
             sample.child_executions = sum(ASKED.values())
         if variant == "wait":
-            sample.extra["note"] = "asyncio.wait instead of asyncio.gather (gather fails on ADK's SQLite store)"
+            sample.extra["note"] = (
+                "asyncio.wait instead of asyncio.gather (gather fails on ADK's SQLite store)"
+            )
         return sample
     finally:
         await close_store(ss)

@@ -59,6 +59,7 @@ async def ask(i: int) -> Any:
 def graph_builder(workload: str, n: int) -> StateGraph:
     g = StateGraph(X)
     if workload == "W1":
+
         def step(s: X) -> X:
             return {"x": s["x"] + 1}
 
@@ -69,9 +70,11 @@ def graph_builder(workload: str, n: int) -> StateGraph:
             g.add_edge(a, b)
         return g
     if workload == "W2":
-        def const(i: int):  # noqa: ANN202
+
+        def const(i: int):
             def f(s: X) -> X:
                 return {"vals": {f"p{i}": i}}
+
             return f
 
         def total(s: X) -> X:
@@ -86,6 +89,7 @@ def graph_builder(workload: str, n: int) -> StateGraph:
         g.add_edge("total", END)
         return g
     if workload == "W5":
+
         def a(s: X) -> X:
             return {"x": s["x"]}
 
@@ -110,23 +114,30 @@ def graph_builder(workload: str, n: int) -> StateGraph:
 
 def functional(workload: str, n: int, k: int, saver: Any) -> Any:
     if workload == "W3":
+
         @entrypoint(checkpointer=saver)
         async def w3(x: int) -> int:
             for _ in range(n):
                 x = await inc(x)
             return x
+
         return w3
     if workload == "W4":
+
         @entrypoint(checkpointer=saver)
         async def w4(x: int) -> int:
             return sum(await asyncio.gather(*(inc(i) for i in range(n))))
+
         return w4
     if workload == "W6":
+
         @entrypoint(checkpointer=saver)
         async def w6(x: int) -> list[int]:
             return list(await asyncio.gather(*(ask(i) for i in range(n))))
+
         return w6
     if workload == "W6s":
+
         @entrypoint(checkpointer=saver)
         async def w6s(x: int) -> int:
             total = 0
@@ -135,6 +146,7 @@ def functional(workload: str, n: int, k: int, saver: Any) -> Any:
                     total += await inc(j)
                 total += await ask(i)
             return total
+
         return w6s
     raise ValueError(workload)
 

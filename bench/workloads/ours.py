@@ -13,6 +13,7 @@ import functools
 from collections import Counter
 from typing import Any
 
+from bench.common import Clock, Sample
 from engine import (
     START,
     Event,
@@ -23,8 +24,6 @@ from engine import (
     Runner,
     Workflow,
 )
-
-from bench.common import Clock, Sample
 
 NAME = "ours"
 PACKAGES = ("wfapp", "pydantic", "jsonschema")
@@ -37,7 +36,7 @@ def inc(node_input: int) -> int:
     return node_input + 1
 
 
-def ask(node_input: int):  # noqa: ANN201 - a generator node
+def ask(node_input: int):
     ASKED[node_input] += 1
     yield RequestInput(message=f"answer {node_input}", payload={"i": node_input})
 
@@ -56,18 +55,23 @@ def build(workload: str, n: int, k: int) -> Workflow:
         nodes = [FunctionNode(inc, name=f"n{i}") for i in range(1, n + 1)]
         return Workflow(name="w1", edges=[(START, *nodes)])
     if workload == "W2":
+
         def const(i: int) -> FunctionNode:
             def f(node_input: Any) -> int:
                 return i
+
             return FunctionNode(f, name=f"p{i}")
 
         def total(node_input: dict) -> int:
             return sum(node_input.values())
 
         fan = tuple(const(i) for i in range(n))
-        return Workflow(name="w2", edges=[(START, fan, JoinNode(name="join"), FunctionNode(total, name="total"))])
+        return Workflow(
+            name="w2", edges=[(START, fan, JoinNode(name="join"), FunctionNode(total, name="total"))]
+        )
     if workload == "W3":
-        async def orch(ctx, node_input: int) -> int:  # noqa: ANN001
+
+        async def orch(ctx, node_input: int) -> int:
             x = node_input
             for _ in range(n):
                 x = await ctx.run_node(INC, x)
@@ -75,15 +79,17 @@ def build(workload: str, n: int, k: int) -> Workflow:
 
         return Workflow(name="w3", edges=[(START, _orchestrator(orch))])
     if workload == "W4":
-        async def orch(ctx, node_input: int) -> int:  # noqa: ANN001
+
+        async def orch(ctx, node_input: int) -> int:
             return sum(await asyncio.gather(*(ctx.run_node(INC, i) for i in range(n))))
 
         return Workflow(name="w4", edges=[(START, _orchestrator(orch))])
     if workload == "W5":
+
         def a(node_input: int) -> int:
             return node_input
 
-        def b(node_input: int) -> Event:
+        def b(node_input: int):  # returns an Event: route and output (no "-> Event": see RESULTS.md notes)
             if node_input < n:
                 return Event(output=node_input + 1, route="again")
             return Event(output=node_input, route="done")
@@ -94,12 +100,14 @@ def build(workload: str, n: int, k: int) -> Workflow:
         na, nb, nc = (FunctionNode(f, name=f.__name__) for f in (a, b, c))
         return Workflow(name="w5", edges=[(START, na, nb), (nb, {"again": na, "done": nc})])
     if workload == "W6":
-        async def orch(ctx, node_input: int) -> list[int]:  # noqa: ANN001
+
+        async def orch(ctx, node_input: int) -> list[int]:
             return list(await asyncio.gather(*(ctx.run_node(ASK, i) for i in range(n))))
 
         return Workflow(name="w6", edges=[(START, _orchestrator(orch))])
     if workload == "W6s":
-        async def orch(ctx, node_input: int) -> int:  # noqa: ANN001
+
+        async def orch(ctx, node_input: int) -> int:
             total = 0
             for i in range(n):
                 for j in range(k):
