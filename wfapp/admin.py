@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from django.contrib import admin
+from asgiref.sync import async_to_sync
+from django.contrib import admin, messages
 from django.http import HttpRequest
 
+from . import services
 from .models import AnswerAttempt, Event, Interrupt, Session
 
 if TYPE_CHECKING:
@@ -43,20 +45,32 @@ class InterruptInline(TabularInline):
 
 
 @admin.register(Session)
-class SessionAdmin(ModelAdmin):
+class SessionAdmin(ReadOnlyAdmin):
+    """Runs change only through their log: cancel and retry go through the services."""
+
     list_display = ("id", "workflow", "status", "created_by", "created_at", "updated_at", "last_seq")
     list_filter = ("status", "workflow")
     search_fields = ("id", "workflow")
     date_hierarchy = "created_at"
-    readonly_fields = (
-        "id", "workflow", "input", "output", "error", "created_by", "created_at", "updated_at",
-        "lease_owner", "lease_epoch", "lease_expires_at", "last_seq", "settled_seq",
-    )
-    fields = ("status", *readonly_fields)
     inlines = [InterruptInline]
+    actions = ["cancel_runs", "retry_runs"]
 
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+    @admin.action(description="Cancel the selected runs")
+    def cancel_runs(self, request: HttpRequest, queryset: Any) -> None:
+        self._apply(request, queryset, services.cancel_run, "cancelled")
+
+    @admin.action(description="Retry the selected failed runs")
+    def retry_runs(self, request: HttpRequest, queryset: Any) -> None:
+        self._apply(request, queryset, services.retry_run, "retrying")
+
+    def _apply(self, request: HttpRequest, queryset: Any, action: Any, done: str) -> None:
+        for session_id in queryset.values_list("pk", flat=True):
+            try:
+                async_to_sync(action)(session_id, user=request.user)
+            except ValueError as refused:
+                self.message_user(request, str(refused), messages.WARNING)
+            else:
+                self.message_user(request, f"Run {session_id}: {done}.", messages.SUCCESS)
 
 
 @admin.register(Event)

@@ -44,3 +44,19 @@ def test_ensure_admin_generates_a_password_once(transactional_db: None, monkeypa
     monkeypatch.setenv("WFAPP_ADMIN_PASSWORD", "chosen-Pass-123")
     call_command("ensure_admin", stdout=StringIO())
     assert User.objects.get(username="admin").check_password("chosen-Pass-123")
+
+
+def test_admin_cancels_runs_through_the_services(admin_client: Client, workflows: None) -> None:
+    from asgiref.sync import async_to_sync
+
+    from wfapp import services
+    from wfapp.models import Event, Session
+
+    session_id, _ = async_to_sync(services.create_run)("approval", {"n": 1})
+    assert admin_client.get(f"/admin/wfapp/session/{session_id}/change/").status_code == 200
+    response = admin_client.post(
+        "/admin/wfapp/session/", {"action": "cancel_runs", "_selected_action": [session_id]}, follow=True
+    )
+    assert response.status_code == 200 and b"cancelled" in response.content
+    assert Session.objects.get(pk=session_id).status == "cancelled"
+    assert Event.objects.filter(session_id=session_id, kind="status").get().author == "admin"
