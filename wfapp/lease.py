@@ -111,10 +111,12 @@ def release(lease: Lease) -> Release:
             return Release.LOST
         if row["last_seq"] > row["settled_seq"] or row["status"] == RunStatus.RUNNING:
             return Release.MORE_WORK
-        Session.objects.filter(pk=lease.session_id, lease_epoch=lease.epoch).update(
-            lease_owner=None, lease_expires_at=None
-        )
-        return Release.RELEASED
+        # Conditional on last_seq too: an answer committed since the read (PostgreSQL reads do not
+        # lock) means more work, not a release that would leave the answer without a worker.
+        released = Session.objects.filter(
+            pk=lease.session_id, lease_epoch=lease.epoch, last_seq=row["last_seq"]
+        ).update(lease_owner=None, lease_expires_at=None)
+        return Release.RELEASED if released else Release.MORE_WORK
 
 
 def drop(lease: Lease) -> None:
