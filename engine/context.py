@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from .errors import WorkflowError
+from .errors import RuleViolation
 
 if TYPE_CHECKING:
     from .execution import SessionRun
@@ -77,7 +77,9 @@ class Execution:
     interrupts: list[str] = field(default_factory=list)
     spawned: set[asyncio.Task[Any]] = field(default_factory=set)
     detached: list[str] = field(default_factory=list)
-    child_failure: BaseException | None = None
+    child_failure: BaseException | None = None  # a spawned child failed after the attempt ended
+    violation: RuleViolation | None = None
+    exited: bool = False  # the attempt's body has ended; children may still be draining
     counters: dict[str, int] = field(default_factory=dict)
     allocated: int = 0  # children handed out by run_node
     begun: int = 0  # of those, how many started running
@@ -86,11 +88,17 @@ class Execution:
         if self.delegated:
             return  # a use_as_output child already gave this node its output
         if self.has_output:
-            raise WorkflowError(
-                f"Node {self.path}: output already set. A node can produce at most one output."
+            raise self.violate(
+                RuleViolation(f"Node {self.path}: output already set. A node can produce at most one output.")
             )
         self.output = self.node.check_output(value)
         self.has_output = True
+
+    def violate(self, error: RuleViolation) -> RuleViolation:
+        """Remember a broken rule; the execution fails with it whatever the node does next."""
+        if self.violation is None:
+            self.violation = error
+        return error
 
     def deliver(self, value: Any) -> None:
         """Take an output that a child already persisted as this node's output."""
@@ -108,7 +116,8 @@ class Execution:
         self.has_output = self.output_persisted = self.delegated = self.route_pending = False
         self.interrupts.clear()
         self.detached.clear()
-        self.child_failure = None
+        self.child_failure = self.violation = None
+        self.exited = False
         self.counters.clear()
         self.allocated = self.begun = 0
         self.state.take_delta()

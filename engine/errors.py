@@ -119,6 +119,14 @@ class WorkflowError(EngineError):
 WorkflowDataError = WorkflowError
 
 
+class RuleViolation(WorkflowError):
+    """A node broke one of the engine's rules (``run_node`` without ``rerun_on_resume``, a
+    numeric run id, a second output, a duplicate interrupt id, ...).
+
+    It fails the run even when the node catches it: such a run cannot be resumed correctly.
+    """
+
+
 class InvariantError(EngineError, RuntimeError):
     """The engine reached a state it should never reach."""
 

@@ -9,10 +9,10 @@ from typing import Any
 
 from .answers import check_schema
 from .context import Context, Execution, State
-from .errors import NodeInterruptedError, NodeTimeoutError, WorkflowError
+from .errors import NodeInterruptedError, NodeTimeoutError, RuleViolation, WorkflowError
 from .events import ErrorInfo, Event, Interrupt, RequestInput
 from .nodes import BaseNode, as_node
-from .replay import Action, ReplayIndex, answers_as_output, decide
+from .replay import Action, NodeRecord, ReplayIndex, answers_as_output, decide
 from .values import json_schema, to_json
 from .writer import LogWriter, draft
 
@@ -31,6 +31,29 @@ class Outcome:
 
 def _is_workflow(node: BaseNode) -> bool:
     return node.is_workflow
+
+
+def _split_group(ex: Execution, group: BaseExceptionGroup[Any]) -> tuple[bool, BaseException | None]:
+    """Sort a TaskGroup's exceptions: interrupts make the node wait, anything else fails it."""
+    waiting, rest = group.split(NodeInterruptedError)
+    for signal in _leaves(waiting):
+        assert isinstance(signal, NodeInterruptedError)
+        ex.add_interrupts(signal.interrupt_ids)
+    if rest is None:
+        return True, None
+    first = _leaves(rest)[0]
+    if not isinstance(first, Exception):
+        raise rest
+    return waiting is not None, first
+
+
+def _leaves(group: BaseExceptionGroup[Any] | None) -> list[BaseException]:
+    if group is None:
+        return []
+    found: list[BaseException] = []
+    for error in group.exceptions:
+        found.extend(_leaves(error) if isinstance(error, BaseExceptionGroup) else [error])
+    return found
 
 
 def _checked_route(path: str, route: Any) -> Any:
@@ -89,9 +112,7 @@ class SessionRun:
             if action is Action.WAIT:
                 return Outcome("waiting", interrupts=list(record.pending))
             if action is Action.ANSWER:
-                output = answers_as_output(record)
-                await self.writer.write(draft("completed", path, author, output=output, output_for=targets))
-                return Outcome("completed", output)
+                return await self._answer_as_output(node, record, path, targets, author)
         resume_inputs = dict(record.resolved) if record is not None else {}
         execution = Execution(
             node=node,
@@ -104,6 +125,21 @@ class SessionRun:
         )
         self.writer.enqueue(draft("started", path, author))
         return await self._run(execution, node_input)
+
+    async def _answer_as_output(
+        self, node: BaseNode, record: NodeRecord, path: str, targets: list[str], author: str
+    ) -> Outcome:
+        """A ``rerun_on_resume=False`` node whose questions are all answered outputs the answers."""
+        answers = answers_as_output(record)
+        try:
+            output = node.check_output(answers)
+        except WorkflowError as error:
+            self.failures[id(error)] = (error, path)
+            info = ErrorInfo(type=type(error).__name__, message=str(error))
+            await self.writer.write(draft("error", path, author, error=info))
+            return Outcome("failed", error=error)
+        await self.writer.write(draft("completed", path, author, output=answers, output_for=targets))
+        return Outcome("completed", output)
 
     async def execute_static(
         self, parent: Execution, node: BaseNode, node_input: Any, path: str, delegate: bool
@@ -118,26 +154,31 @@ class SessionRun:
         ctx = Context(self, ex)
         while True:
             failure: BaseException | None = None
+            interrupted = False
             try:
                 await self._attempt(ctx, ex, node_input)
             except NodeInterruptedError as signal:
                 ex.add_interrupts(signal.interrupt_ids)
-                await self._drain(ex)
-                failure = ex.child_failure  # a sibling in the same gather failed: that wins
+                interrupted = True
             except asyncio.CancelledError:
                 raise
+            except BaseExceptionGroup as group:  # asyncio.TaskGroup
+                self.writer.raise_if_broken()
+                interrupted, failure = _split_group(ex, group)
             except Exception as error:
                 self.writer.raise_if_broken()  # the log refused an append: stop, do not retry
-                await self._drain(ex)
                 failure = error
-            else:
-                await self._drain(ex)
-                if ex.detached:
-                    failure = RuntimeError(
-                        f"Node {ex.path} started {', '.join(ex.detached)} without awaiting "
-                        "ctx.run_node(), and it requested human input; always await "
-                        "ctx.run_node() (or asyncio.gather it)"
-                    )
+            ex.exited = True
+            await self._drain(ex)
+            # A broken rule wins; then the attempt's own error; then a sibling that failed
+            # while the caller was already leaving (it could never have been caught).
+            failure = ex.violation or failure or ex.child_failure
+            if failure is None and ex.detached and not interrupted:
+                failure = RuntimeError(
+                    f"Node {ex.path} started {', '.join(ex.detached)} without awaiting "
+                    "ctx.run_node(), and it requested human input; always await "
+                    "ctx.run_node() (or asyncio.gather it)"
+                )
             if failure is None:
                 try:
                     final, outcome = self._ending(ex)
@@ -240,10 +281,10 @@ class SessionRun:
                 if holder.node_path == ex.path:
                     ex.add_interrupts([interrupt_id])  # asked again while still pending
                     continue
-                raise WorkflowError(
+                raise ex.violate(RuleViolation(
                     f"Interrupt id {interrupt_id!r} is already pending at {holder.node_path}; "
                     f"node {ex.path} asked for it too"
-                )
+                ))
             response_schema = json_schema(schema)
             if response_schema is not None:
                 check_schema(response_schema, f"The response_schema asked by node {ex.path}")
@@ -295,11 +336,11 @@ class SessionRun:
     ) -> Coroutine[Any, Any, Any]:
         """Allocate a child's path now and return the coroutine that runs it."""
         if not parent.node.rerun_on_resume:
-            raise WorkflowError(
+            raise parent.violate(RuleViolation(
                 f"Node {parent.path} calls ctx.run_node() but has rerun_on_resume=False; "
                 "a node that runs children must have rerun_on_resume=True so it can pick up "
                 "their results on resume"
-            )
+            ))
         child = as_node(node_like)
         if run_id is None:
             number = parent.counters.get(child.name, 0) + 1
@@ -308,13 +349,13 @@ class SessionRun:
         else:
             run_id = str(run_id)
             if run_id.isdigit() or "/" in run_id or "@" in run_id:
-                raise WorkflowError(
+                raise parent.violate(RuleViolation(
                     f'Explicit run_id "{run_id}" for node "{child.name}" must contain non-numeric '
                     "characters (and no '/' or '@') to prevent collision with auto-generated IDs."
-                )
+                ))
         if use_as_output:
             if parent.delegated:
-                raise WorkflowError(f"Node {parent.path} already has a use_as_output delegate.")
+                raise parent.violate(RuleViolation(f"Node {parent.path} already has a use_as_output delegate."))
             parent.delegated = True
         parent.allocated += 1
         path = f"{parent.path}/{child.name}@{run_id}"
@@ -351,7 +392,10 @@ class SessionRun:
             if spawned:
                 parent.detached.append(path)
             raise NodeInterruptedError(outcome.interrupts, path)
-        assert outcome.error is not None
-        if spawned and parent.child_failure is None:
-            parent.child_failure = outcome.error
-        raise outcome.error
+        failed = outcome.error
+        assert failed is not None
+        if isinstance(failed, RuleViolation):
+            parent.violate(failed)
+        elif spawned and parent.exited and parent.child_failure is None:
+            parent.child_failure = failed
+        raise failed

@@ -57,6 +57,11 @@ class BaseNode(BaseModel):
         """Validates a value into ``input_type``; None when no type is declared."""
         return _validator_for(self.name, self.input_type, "input")
 
+    @property
+    def declared_input_type(self) -> Any:
+        """The input type other nodes must match (graph rule 8)."""
+        return self.input_type
+
     def check_input(self, value: Any) -> Any:
         """Validate the node's input into ``input_type``; fail naming the node and fields."""
         check = self.input_validator

@@ -45,6 +45,7 @@ class Workflow(BaseNode):
 
     _graph: Graph = PrivateAttr()
     _input_schema: dict[str, Any] | None = PrivateAttr(default=None)
+    _input_model: Any = PrivateAttr(default=None)
 
     is_workflow: ClassVar[bool] = True
 
@@ -55,10 +56,16 @@ class Workflow(BaseNode):
         self._graph = compile_graph(links)
         if input_schema is not None:
             self._input_schema = json_schema(input_schema)
+            if not isinstance(input_schema, dict):
+                self._input_model = input_schema  # for graph rule 8; the input is not coerced
         else:
             first = self._graph.start_targets
             if len(first) == 1 and first[0].input_type is not None:
                 self._input_schema = json_schema(first[0].input_type)
+
+    @property
+    def declared_input_type(self) -> Any:
+        return self._input_model if self.input_type is None else self.input_type
 
     @property
     def input_schema(self) -> dict[str, Any] | None:
@@ -181,6 +188,8 @@ class _Scheduler:
             outcome = ctx.replay_child(node, path)
             if outcome is not None:
                 if outcome.status == "completed":
+                    if is_join(node) and isinstance(outcome.output, dict):
+                        outcome.output = self._restore_join(outcome.output)
                     heapq.heappush(self.replayed, (outcome.seq, len(self.replayed), node, outcome))
                 else:
                     self._settle(node, outcome)
@@ -191,6 +200,14 @@ class _Scheduler:
             task.add_done_callback(self._finished)
             self.running[task] = node
         return None
+
+    def _restore_join(self, recorded: dict[str, Any]) -> dict[str, Any]:
+        """A join has no type of its own: restore each entry through its predecessor's type."""
+        nodes = self.graph.nodes
+        return {
+            name: nodes[name].restore_output(value) if name in nodes else value
+            for name, value in recorded.items()
+        }
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self.finished.append(task)
