@@ -169,3 +169,29 @@ def test_a_single_node_swaps_out_of_band_in_place() -> None:
     new_g, old_g = nodes(wrapper)["manager"], nodes(old)["manager"]
     assert "status-completed" in new_g.get("class") and "status-waiting" in old_g.get("class")
     assert new_g.find(f"{SVG}rect").attrib == old_g.find(f"{SVG}rect").attrib
+
+
+def test_children_fit_their_box_and_a_waiting_child_makes_its_parent_waiting() -> None:
+    from wfapp.web.run_state import node_statuses
+
+    rows = [
+        ("started", "batch@1/review_item@1"),
+        ("started", "batch@1/review_item@1/review_item@1"),
+        ("interrupt", "batch@1/review_item@1/review_item@1"),
+        ("started", "batch@1/review_item@1/review_item@2"),
+        ("completed", "batch@1/review_item@1/review_item@2"),
+        ("started", "batch@1/review_item@1/review_item@2/deep@1"),
+    ]
+    statuses, children = node_statuses(rows)
+    assert statuses == {"review_item": "waiting"}
+    assert children == {
+        "review_item": [
+            {"path": "batch@1/review_item@1/review_item@1", "status": "waiting"},
+            {"path": "batch@1/review_item@1/review_item@2", "status": "completed"},
+        ]
+    }
+    graph = {"name": "batch", "nodes": [{"name": "START", "kind": "start", "terminal": False},
+             {"name": "review_item", "kind": "parallel_worker", "terminal": True}],
+             "edges": [edge("START", "review_item")]}  # fmt: skip
+    root = parse(render_graph(graph, statuses, children))
+    assert {"review_item@1", "review_item@2"} <= set(texts(root))

@@ -18,6 +18,7 @@ from wfapp.web.graph_layout import START, layout, node_names
 STATUSES = ("pending", "running", "completed", "waiting", "failed")
 DEFAULT_ROUTE = "__DEFAULT__"
 CHAR_W = 7.4  # average glyph width of the 13px UI font, for sizing boxes without a renderer
+CHILD_CHAR_W = 6.6  # the same for the 11.5px child rows
 NODE_H = 40
 CHILD_H = 20
 MAX_CHILDREN = 8
@@ -57,8 +58,8 @@ def route_label(routes: list[Any]) -> str:
     return ", ".join(shown)
 
 
-def _clip(text: str, width: float) -> str:
-    room = int((width - 16) / CHAR_W)
+def _clip(text: str, width: float, char_w: float = CHAR_W) -> str:
+    room = int((width - 16) / char_w)
     return text if len(text) <= room else text[: max(room - 1, 1)] + "…"
 
 
@@ -68,8 +69,12 @@ def _boxes(describe: dict[str, Any], children: dict[str, list[dict[str, Any]]]) 
     for name in node_names(describe):
         node = info.get(name, {})
         kind = str(node.get("kind") or ("start" if name == START else "node"))
-        width = min(max(len(name) * CHAR_W + 28, MIN_W), MAX_W)
-        shown = min(len(children.get(name, [])), MAX_CHILDREN + 1)
+        kids = children.get(name, [])
+        longest = max(
+            (len(str(k.get("path", "")).rsplit("/", 1)[-1]) for k in kids[:MAX_CHILDREN]), default=0
+        )
+        width = min(max(len(name) * CHAR_W + 28, longest * CHILD_CHAR_W + 40, MIN_W), MAX_W)
+        shown = min(len(kids), MAX_CHILDREN + 1)
         height = NODE_H + (shown * CHILD_H + 6 if shown else 0)
         boxes[name] = Box(name, kind, bool(node.get("terminal")), w=width, h=height)
     return boxes
@@ -152,7 +157,7 @@ def node_svg(box: Box, status: str | None, children: list[dict[str, Any]], dom_i
             f'<g class="child {status_class(child.get("status"))}" data-path="{escape(path)}">'
             f"<title>{escape(path)}: {escape(str(child.get('status') or 'pending'))}</title>"
             f'<circle cx="{box.x + 14:.1f}" cy="{cy:.1f}" r="4"/>'
-            f'<text x="{box.x + 24:.1f}" y="{cy + 4:.1f}">{escape(_clip(short, box.w - 16))}</text></g>'
+            f'<text x="{box.x + 24:.1f}" y="{cy + 4:.1f}">{escape(_clip(short, box.w - 24, CHILD_CHAR_W))}</text></g>'
         )
     if len(children) > MAX_CHILDREN:
         cy = box.y + NODE_H + MAX_CHILDREN * CHILD_H + 12

@@ -125,10 +125,8 @@ def run_graph(session: Session) -> SafeString:
     if workflow is None:
         return mark_safe("")
     statuses, children = node_statuses(queries.status_rows(session.pk))
-    if session.status == RunStatus.COMPLETED:
-        statuses.setdefault("START", "completed")
-    elif statuses:
-        statuses.setdefault("START", "completed")
+    if statuses:
+        statuses.setdefault("START", "completed")  # something ran, so the run got past START
     return mark_safe(render_graph(workflow.describe(), statuses, children, id_prefix=RUN_GRAPH_ID))
 
 

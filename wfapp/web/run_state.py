@@ -59,6 +59,10 @@ def node_statuses(
         node: [{"path": path, "status": status} for path, status in paths.items()]
         for node, paths in children.items()
     }
+    for node, kids in listed.items():
+        # A node still running while a child waits for a person is, as far as anyone can act, waiting.
+        if statuses.get(node) == "running" and any(k["status"] == "waiting" for k in kids):
+            statuses[node] = "waiting"
     return statuses, listed
 
 

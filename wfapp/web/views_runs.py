@@ -77,7 +77,7 @@ def run_events(request: HttpRequest, session_id: str) -> HttpResponse:
     return render(request, "wfapp/run.html#older", context)
 
 
-def _action(request: HttpRequest, session_id: str, action: Any, done: str) -> HttpResponse:
+def _action(request: HttpRequest, session_id: str, action: Any) -> HttpResponse:
     session = _run(session_id)
     try:
         async_to_sync(action)(session.pk, user=request.user)
@@ -93,10 +93,10 @@ def _action(request: HttpRequest, session_id: str, action: Any, done: str) -> Ht
 @require_POST
 @login_required
 def cancel(request: HttpRequest, session_id: str) -> HttpResponse:
-    return _action(request, session_id, services.cancel_run, "cancelled")
+    return _action(request, session_id, services.cancel_run)
 
 
 @require_POST
 @login_required
 def retry(request: HttpRequest, session_id: str) -> HttpResponse:
-    return _action(request, session_id, services.retry_run, "retrying")
+    return _action(request, session_id, services.retry_run)
