@@ -116,6 +116,8 @@ def test_oversized_answer_is_413(operator_client: Client, start_run, settings) -
         reverse("answer", args=[row.pk]), {"f.approved": "true", "f.comment": "x" * 2000}, **HX
     )
     assert response.status_code == 413
+    assert (response["HX-Retarget"], response["HX-Reswap"]) == (f"#answer-interrupt-{row.pk}", "afterbegin")
+    assert "too large" in response.content.decode()
     assert Interrupt.objects.get(pk=row.pk).status == InterruptStatus.PENDING
 
 

@@ -30,10 +30,16 @@ def too_large(request: HttpRequest) -> bool:
 
 
 def notice(
-    request: HttpRequest, message: str, *, status: int, kind: str = "error", target: str | None = None
+    request: HttpRequest,
+    message: str,
+    *,
+    status: int,
+    kind: str = "error",
+    target: str | None = None,
+    swap: str = "outerHTML",
 ) -> HttpResponse:
-    """A short message fragment; with `target`, it replaces that element instead of the form."""
+    """A short message fragment; with `target`, it goes there (by `swap`) instead of the form."""
     response = render(request, "wfapp/live.html#notice", {"message": message, "kind": kind}, status=status)
     if target is not None and is_fragment_request(request):
-        response = reswap(retarget(response, target), "outerHTML")
+        response = reswap(retarget(response, target), swap)  # type: ignore[arg-type]
     return response

@@ -83,7 +83,14 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404("No such interrupt")
     target = f"#interrupt-{pk}"
     if too_large(request):
-        return notice(request, "That answer is too large.", status=413, target=None)
+        # Keep the form (and what was typed): the message goes on top of it.
+        return notice(
+            request,
+            "That answer is too large.",
+            status=413,
+            target=f"#answer-{target[1:]}",
+            swap="afterbegin",
+        )
     ask = presenter.ask_view(row, data=request.POST)
     if not ask.form.is_valid():
         return _invalid(request, ask)

@@ -62,7 +62,9 @@ def workflow(request: HttpRequest, name: str) -> HttpResponse:
 def start(request: HttpRequest, name: str) -> HttpResponse:
     workflow = _workflow(name)
     if too_large(request):
-        return notice(request, "That input is too large.", status=413)
+        return notice(
+            request, "That input is too large.", status=413, target="#start-form", swap="afterbegin"
+        )
     card = _card(workflow, data=request.POST)
     form: SchemaForm = card["form"]
     if form.is_valid():
