@@ -213,3 +213,17 @@ async def test_oversized_frames_are_ignored(olga: User) -> None:
     await comm.send_to(text_data='{"type": "hello", "pad": "' + "x" * 5000 + '"}')
     assert await comm.receive_nothing(timeout=0.3)
     await comm.disconnect()
+
+
+async def test_a_long_backlog_arrives_whole_in_batches(olga: User, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wfapp.web import queries
+
+    monkeypatch.setattr(queries, "LIVE_BATCH", 4)
+    monkeypatch.setattr(queries.events_after, "__defaults__", (4,))
+    run = await start()
+    last = (await sync_to_async(queries.get_run)(run)).last_seq
+    comm = await socket(f"/ws/runs/{run}/?after=0", olga)
+    assert (await comm.connect())[0]
+    await comm.send_to(text_data=json.dumps({"type": "hello", "last_seq": 0}))
+    assert seqs(await drain(comm)) == list(range(1, last + 1))
+    await comm.disconnect()

@@ -182,7 +182,11 @@ class RunConsumer(LiveConsumer):
         await super().ring(session_id, seq)
 
     async def catch_up(self) -> None:
-        html, self.last_seq = await database_sync_to_async(presenter.run_update)(
-            self.session_id, self.user, self.last_seq
-        )
-        await self.push(html)
+        while True:
+            before = self.last_seq
+            html, self.last_seq = await database_sync_to_async(presenter.run_update)(
+                self.session_id, self.user, before
+            )
+            await self.push(html)
+            if self.last_seq - before < queries.LIVE_BATCH:
+                return

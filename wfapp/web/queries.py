@@ -168,7 +168,10 @@ def events_before(session_id: str, before: int | None, limit: int = TIMELINE_PAG
     return latest[::-1]
 
 
-def events_after(session_id: str, after: int, limit: int = 500) -> list[dict[str, Any]]:
+LIVE_BATCH = 500  # events per live message; seqs are contiguous, so a full batch means "maybe more"
+
+
+def events_after(session_id: str, after: int, limit: int = LIVE_BATCH) -> list[dict[str, Any]]:
     """Events after seq `after`, oldest first (what a live page has not seen)."""
     rows = Event.objects.filter(session_id=session_id, seq__gt=after).order_by("seq")
     return list(rows.values(*_EVENT_FIELDS)[:limit])
