@@ -286,3 +286,19 @@ def test_literal_and_const() -> None:
     assert widget(form, "mode").kind == "radio"
     assert form.value == {"mode": "fast"}
     assert MISSING is not None and not MISSING
+
+
+def test_json_fields_show_a_skeleton_to_fill_in() -> None:
+    schema = one({"type": "array", "items": {"$ref": "#/$defs/Item"}})
+    schema["$defs"] = {
+        "Item": {
+            "type": "object",
+            "properties": {
+                "sku": {"type": "string"},
+                "kind": {"enum": ["a", "b"]},
+                "qty": {"type": "integer", "default": 1},
+            },
+        }
+    }
+    assert widget(SchemaForm(schema), "x").attrs["placeholder"] == '[{"sku": "", "kind": "a", "qty": 1}]'
+    assert "placeholder" not in widget(SchemaForm(one({})), "x").attrs

@@ -194,6 +194,9 @@ class _Builder:
             w.kind = "json"
         if w.kind == "json":
             w.hint = "JSON" if not w.schema else f"JSON matching: {_describe(w.schema)}"
+            sample = example(w.schema, self.root_schema)
+            if sample is not None:
+                w.attrs["placeholder"] = json.dumps(sample, ensure_ascii=False)
 
     def enum(self, w: Widget, s: dict[str, Any]) -> None:
         values = list(s["enum"]) if "enum" in s else [s["const"]]
@@ -326,6 +329,30 @@ class _Builder:
         if counts:
             extra = ("Choose " if w.kind == "checkboxes" else "") + " and ".join(counts)
             w.hint = "; ".join(h for h in (w.hint, extra) if h)
+
+
+def example(schema: Any, root: dict[str, Any], depth: int = 0) -> Any:
+    """A skeleton value of `schema` to show as a placeholder (None when nothing useful)."""
+    if depth > 4 or not isinstance(schema, dict):
+        return None
+    try:
+        s = resolve(schema, root).schema
+    except UnresolvableSchema:
+        return None
+    if "default" in s:
+        return s["default"]
+    if "const" in s:
+        return s["const"]
+    if s.get("enum"):
+        return s["enum"][0]
+    kind = s.get("type")
+    if kind == "object":
+        props = s.get("properties") or {}
+        return {key: example(sub, root, depth + 1) for key, sub in props.items()} if props else None
+    if kind == "array":
+        item = example(s.get("items"), root, depth + 1)
+        return [item] if item is not None else []
+    return {"string": "", "integer": 0, "number": 0, "boolean": False}.get(str(kind))
 
 
 def _describe(schema: dict[str, Any]) -> str:
