@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 from engine import (
@@ -829,3 +830,37 @@ async def test_case3_child_that_finishes_without_every_answer_withdraws_its_othe
     assert result.output == "first answer: go"
     assert (await runner.result(first.session_id)).interrupts == []
     assert calls["either"] == 2
+
+
+def catching(how: str) -> Any:
+    """An orchestrator that awaits interrupting children one way and catches the interrupt."""
+
+    @node
+    async def ask(node_input: int) -> AsyncGenerator[Any, None]:
+        yield RequestInput(interrupt_id=f"q{node_input}")
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> Any:
+        try:
+            if how == "await":
+                return [await ctx.run_node(ask, 1)]
+            if how == "gather":
+                return list(await asyncio.gather(ctx.run_node(ask, 1), ctx.run_node(ask, 2)))
+            return [await asyncio.create_task(ctx.run_node(ask, 1))]
+        except NodeInterruptedError:
+            return "skipped"  # the node still waits: its children's questions are pending
+
+    return orch
+
+
+@pytest.mark.parametrize(("how", "asked"), [("await", 1), ("gather", 2), ("awaited task", 1)])
+async def test_caller_that_catches_an_awaited_childs_interrupt_still_waits(
+    store: InMemoryEventStore, how: str, asked: int
+) -> None:
+    runner = Runner(single(catching(how)), store=store)
+    first = await runner.run()
+
+    assert first.status == "waiting", first.error  # awaited, so not "detached"
+    assert sorted(i.id for i in first.interrupts) == [f"q{n}" for n in range(1, asked + 1)]
+    result = await runner.resume(first.session_id, {i.id: "A" for i in first.interrupts})
+    assert result.output == ["A"] * asked
