@@ -959,3 +959,30 @@ async def test_answers_are_all_or_nothing(read_log: Any) -> None:
         await runner.answer(sid, {"free": 1, "typed": {}})
     assert (await read_log(runner, sid)).events == before
     assert [i.id for i in (await runner.result(sid)).interrupts] == ["free", "typed"]
+
+
+async def test_a_replayed_join_keeps_a_nested_workflows_model_output() -> None:
+    def make(node_input: Any) -> Order:
+        return Order(item="pen")
+
+    def other(node_input: Any) -> str:
+        return "o"
+
+    seen: list[Any] = []
+
+    @node(rerun_on_resume=True)
+    def gate(ctx: Context, node_input: dict[str, Any]):  # type: ignore[no-untyped-def]
+        seen.append(node_input["inner"])
+        if "q" not in ctx.resume_inputs:
+            yield RequestInput(interrupt_id="q")
+            return
+        yield node_input["inner"].item
+
+    inner = Workflow(name="inner", edges=[(START, make)])
+    join = JoinNode(name="join")
+    runner = Runner(Workflow(name="wf", edges=[(START, (inner, other), join, gate)]))
+    sid = (await runner.run(None)).session_id
+    result = await runner.resume(sid, {"q": 1})
+    assert result.status == "completed", result.error
+    assert result.output == "pen"
+    assert all(isinstance(value, Order) for value in seen)
