@@ -18,8 +18,10 @@ from engine import (
     InMemoryEventStore,
     JoinNode,
     RequestInput,
+    RetryConfig,
     Runner,
     Workflow,
+    node,
 )
 
 
@@ -455,3 +457,16 @@ async def test_concurrent_sessions_keep_their_own_state_and_outputs() -> None:
     results = await asyncio.gather(*(runner.run(n) for n in range(6)))
     assert [r.output for r in results] == [[n, n, n] for n in range(6)]
     assert len({r.session_id for r in results}) == 6
+
+
+async def test_an_unstorable_returned_output_is_retried_by_the_nodes_policy(read_log: Any) -> None:
+    @node(retry_config=RetryConfig(max_attempts=2, initial_delay=0, jitter=0))
+    def make(ctx: Context, node_input: Any) -> Any:
+        return Opaque() if ctx.attempt_count == 1 else "fine"
+
+    runner = Runner(Workflow(name="wf", edges=[(START, make)]))
+    result = await runner.run(None)
+    assert result.status == "completed", result.error
+    assert result.output == "fine"
+    log = await read_log(runner, result.session_id)
+    assert [e.node_path for e in log.errors()] == ["wf@1/make@1"]
