@@ -15,14 +15,4 @@
     opened.add(elt);
     event.detail.socketWrapper.send(JSON.stringify(hello), elt);
   });
-  // Show a short-lived toast for server messages (e.g. "answered by ann"): elements swapped into
-  // #toasts remove themselves after a while; the live region announces them.
-  document.addEventListener("htmx:oobAfterSwap", function (event) {
-    var target = event.detail.target;
-    if (!target || target.id !== "toasts") return;
-    Array.prototype.forEach.call(target.querySelectorAll(".toast:not([data-timed])"), function (toast) {
-      toast.setAttribute("data-timed", "");
-      setTimeout(function () { toast.remove(); }, 6000);
-    });
-  });
 })();

@@ -77,6 +77,9 @@ class Server:
             for name, may in USERS.items()
         )
         self.manage("shell", "-c", script)
+        self.serve()
+
+    def serve(self) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "manage.py", "serve", "--port", str(self.port)],
             cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
@@ -91,13 +94,17 @@ class Server:
                 time.sleep(0.2)
         raise RuntimeError(f"the server did not start; see {self.log.name}")
 
-    def stop(self) -> None:
+    def halt(self) -> None:
         if self.process is not None:
             self.process.terminate()
             try:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+            self.process = None
+
+    def stop(self) -> None:
+        self.halt()
         self.log.close()
 
     def start_run(self, workflow: str, node_input: Any) -> dict[str, Any]:
@@ -301,4 +308,30 @@ def test_screenshots(browser: Browser, server: Server, scheme: str) -> None:
     expect(page.locator("#run-status")).to_have_text("waiting")
     page.screenshot(path=str(SHOTS / f"run-{scheme}.png"), full_page=True)
     assert (SHOTS / f"run-{scheme}.png").stat().st_size > 10_000
+    context.close()
+
+
+def test_run_page_catches_up_after_the_server_restarts(browser: Browser, server: Server) -> None:
+    """A reconnecting run page says where it was and receives what it missed, once, in order."""
+    run = server.start_run(
+        "expense_approval", {"employee": "Gus", "amount": 700, "category": "travel", "description": "Train"}
+    )
+    context = login(browser, server, "olga")
+    page = open_page(context, f"/runs/{run['run']}/")
+    expect(page.locator("#run-status")).to_have_text("waiting")
+    before = page.locator("#timeline > li[data-seq]").count()
+
+    server.halt()  # the page's socket drops; meanwhile the CLI answers and finishes the run
+    server.manage(
+        "wf", "answer", run["run"], "manager-approval", "--answer", '{"approved": true}', "--user", "olga"
+    )
+    server.serve()
+
+    expect(page.locator("#run-status")).to_have_text("completed", timeout=45_000)
+    seqs = [
+        int(s)
+        for s in page.locator("#timeline > li[data-seq]").evaluate_all("els => els.map(e => e.dataset.seq)")
+    ]
+    assert len(seqs) > before
+    assert seqs == list(range(seqs[0], seqs[-1] + 1))  # in order, each once
     context.close()
