@@ -97,6 +97,9 @@ def test_cancel_from_the_run_page(operator_client: Client, start_run) -> None:
     assert response.status_code == 200
     assert response["HX-Refresh"] == "true"
     assert Session.objects.get(pk=run).status == "cancelled"
+    html = operator_client.get(reverse("run", args=[run])).content.decode()
+    assert 'data-node="manager_approval" data-status="pending"' in html
+    assert "This run was cancelled." in html
     again = operator_client.post(reverse("run-cancel", args=[run]), **HX)
     assert again.status_code == 409
 

@@ -127,6 +127,9 @@ def run_graph(session: Session) -> SafeString:
     statuses, children = node_statuses(queries.status_rows(session.pk))
     if statuses:
         statuses.setdefault("START", "completed")  # something ran, so the run got past START
+    if session.status == RunStatus.CANCELLED:
+        # Nothing runs or waits any more in a cancelled run.
+        statuses = {n: "pending" if st in ("running", "waiting") else st for n, st in statuses.items()}
     return mark_safe(render_graph(workflow.describe(), statuses, children, id_prefix=RUN_GRAPH_ID))
 
 
