@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from engine import Context, InMemoryEventStore, RequestInput, RetryConfig, Runner, Workflow, node
+from engine import Context, Event, InMemoryEventStore, RequestInput, RetryConfig, Runner, Workflow, node
 from engine.errors import InterruptAlreadyAnswered, InvalidAnswerError, UnknownInterruptError
 
 
@@ -654,3 +654,39 @@ async def test_broken_run_node_rule_fails_the_run_even_inside_except_exception(
     assert result.status == "failed"  # "Workflow errors ... end the run as failed"
     assert "wf@1/orch@1" in (result.error or "") or "orch" in (result.error or "")
     assert named in (result.error or "")
+
+
+class SlowStore(InMemoryEventStore):
+    """An in-memory store whose appends take a while, as a database's do."""
+
+    async def append(self, session_id: str, events: Any, *, expected_seq: int) -> int:
+        await asyncio.sleep(0.002)
+        return await super().append(session_id, events, expected_seq=expected_seq)
+
+
+async def test_orchestrator_timeout_while_children_are_writing_fails_the_run_cleanly(
+    calls: Counter[str],
+) -> None:
+    limit = {"steps": 10_000}
+
+    @node
+    async def chatty(node_input: int) -> AsyncGenerator[Any, None]:
+        calls["chatty"] += 1
+        for step in range(limit["steps"]):
+            yield Event(state={f"progress{node_input}": step})
+        yield node_input
+
+    @node(rerun_on_resume=True, timeout=0.05)
+    async def orch(ctx: Context) -> list[int]:
+        return list(await asyncio.gather(ctx.run_node(chatty, 1), ctx.run_node(chatty, 2)))
+
+    store = SlowStore()
+    runner = Runner(single(orch), store=store)
+    failed = await runner.run()  # the timeout cancels children mid-append; nothing may escape run()
+
+    assert failed.status == "failed"
+    assert failed.error_type == "NodeTimeoutError"
+
+    limit["steps"] = 2
+    result = await runner.resume(failed.session_id, {})
+    assert result.output == [1, 2]
