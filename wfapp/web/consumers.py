@@ -34,7 +34,7 @@ def _int(value: Any, default: int = 0) -> int:
         return default
 
 
-class LiveConsumer(AsyncWebsocketConsumer):
+class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels ships no types
     """The common part: authentication, groups, the hello message, the pending-count badge."""
 
     def groups_for(self) -> list[str]:

@@ -80,13 +80,15 @@ def _boxes(describe: dict[str, Any], children: dict[str, list[dict[str, Any]]]) 
     return boxes
 
 
-def _place(describe: dict[str, Any], boxes: dict[str, Box]) -> tuple[list[list[str]], set, float, float]:
+def _place(
+    describe: dict[str, Any], boxes: dict[str, Box]
+) -> tuple[list[list[str]], set[tuple[str, str]], float, float]:
     plan = layout(describe)
     widths = [sum(boxes[n].w for n in row) + GAP_X * (len(row) - 1) for row in plan.layers]
     inner = max(widths, default=0)
-    y = MARGIN
+    y: float = MARGIN
     for row, width in zip(plan.layers, widths, strict=True):
-        x = MARGIN + (inner - width) / 2
+        x: float = MARGIN + (inner - width) / 2
         for name in row:
             boxes[name].x, boxes[name].y = x, y
             x += boxes[name].w + GAP_X
@@ -113,7 +115,9 @@ def _edge_path(s: Box, t: Box, back: bool, lane: int, right: float) -> tuple[str
     return d, (x0 + x1) / 2, (y0 + 3 * (y0 + dy) + 3 * (y1 - dy) + y1) / 8
 
 
-def _edges_svg(describe: dict[str, Any], boxes: dict[str, Box], back: set, width: float, marker: str) -> str:
+def _edges_svg(
+    describe: dict[str, Any], boxes: dict[str, Box], back: set[tuple[str, str]], width: float, marker: str
+) -> str:
     merged: dict[tuple[str, str], list[Any]] = {}
     for edge in describe.get("edges") or []:
         merged.setdefault((edge["source"], edge["target"]), []).extend(edge.get("routes") or [])

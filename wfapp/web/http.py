@@ -13,7 +13,9 @@ from django_htmx.http import reswap, retarget
 def is_fragment_request(request: HttpRequest) -> bool:
     """An htmx request that wants a fragment (boosted navigation wants the whole page)."""
     htmx = getattr(request, "htmx", None)
-    return bool(htmx) and not htmx.boosted and not htmx.history_restore_request
+    if not htmx:
+        return False
+    return not htmx.boosted and not htmx.history_restore_request
 
 
 def page_or_fragment(request: HttpRequest, page: str, fragment: str, context: dict[str, Any]) -> HttpResponse:

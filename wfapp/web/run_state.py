@@ -110,7 +110,9 @@ def _with_value(seq: int, ts: float, kind: str, path: str, title: str, value: An
     return Entry(seq, ts, kind, path, title, short, whole if whole != short else "", actor)
 
 
-def describe_event(seq: int, timestamp: float, kind: str, node_path: str, author: str, data: dict) -> Entry:
+def describe_event(
+    seq: int, timestamp: float, kind: str, node_path: str, author: str, data: dict[str, Any]
+) -> Entry:
     """Say what happened, in words, with the value it carried."""
     if kind == "started":
         return Entry(seq, timestamp, kind, node_path, "Started")

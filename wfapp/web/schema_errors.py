@@ -91,8 +91,9 @@ def _leaf_errors(errors: Iterable[ValidationError], root: Widget) -> Iterable[Va
 
 def _error_path(error: ValidationError) -> list[str | int]:
     path = list(error.absolute_path)
-    if error.validator == "required" and isinstance(error.instance, dict):
-        missing = [k for k in error.validator_value if k not in error.instance]
+    required = error.validator_value
+    if error.validator == "required" and isinstance(error.instance, dict) and isinstance(required, list):
+        missing = [k for k in required if k not in error.instance]
         if missing:
             path.append(missing[0])
     return path

@@ -153,6 +153,7 @@ def bulk_decision(schema: dict[str, Any] | None) -> BulkDecision | None:
     """
     if not isinstance(schema, dict):
         return None
+    found: BulkDecision | None
     try:
         root = resolve(schema, schema)
         if root.nullable:
