@@ -184,6 +184,15 @@ async def test_inbox_rerenders_on_reconnect(olga: User) -> None:
     await comm.disconnect()
 
 
+async def test_an_empty_inbox_rerendered_does_not_blame_permissions(olga: User) -> None:
+    comm = await socket("/ws/inbox/", olga)
+    assert (await comm.connect())[0]
+    await comm.send_to(text_data=json.dumps({"type": "hello", "reconnect": True}))
+    html = await drain(comm)
+    assert "Nothing is waiting for you." in html and "permission" not in html
+    await comm.disconnect()
+
+
 async def test_inbox_socket_shows_nothing_without_permission(vera: User) -> None:
     comm = await socket("/ws/inbox/", vera)
     assert (await comm.connect())[0]

@@ -17,6 +17,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from wfapp.models import Interrupt, InterruptStatus, RunStatus, Session
 from wfapp.registry import all_workflows
+from wfapp.services import can_answer
 from wfapp.web import queries
 from wfapp.web.graph_svg import render_graph
 from wfapp.web.run_state import Entry, describe_event, fold_state, node_statuses, pretty, preview
@@ -241,7 +242,13 @@ def inbox_update(
 def inbox_list(user: Any, filters: dict[str, Any], watermark: int) -> str:
     """The whole inbox list again (after a reconnect), out of band."""
     page = queries.inbox_page(user, up_to=watermark, **filters)
-    context = {"asks": ask_views(page.items), "page": page, "filters": filters, "oob": True}
+    context = {
+        "asks": ask_views(page.items),
+        "page": page,
+        "filters": filters,
+        "oob": True,
+        "can_answer": can_answer(user),
+    }
     return render_to_string("wfapp/inbox.html#list", context) + badge_fragment(user)
 
 
