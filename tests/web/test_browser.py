@@ -292,6 +292,24 @@ def test_bulk_approve_three_batch_items(browser: Browser, server: Server) -> Non
     context.close()
 
 
+def test_a_question_that_arrives_live_is_answerable(browser: Browser, server: Server) -> None:
+    """Items appear live when a run starts waiting, and their forms work like any other."""
+    context = login(browser, server, "olga")
+    inbox = open_page(context, "/?q=Hana")
+    expect(inbox.locator(".inbox-item")).to_have_count(0)
+    run = server.start_run(
+        "expense_approval", {"employee": "Hana", "amount": 200, "category": "meals", "description": "Lunch"}
+    )
+    expect(item(inbox, "Hana")).to_have_count(1)
+    item(inbox, "Hana").get_by_role("button", name="Approve").click()
+    expect(inbox.locator(".inbox-item.answered")).to_contain_text("Answered by olga")
+    deadline = time.monotonic() + 15
+    while json.loads(server.manage("wf", "show", run["run"]))["status"] != "completed":
+        assert time.monotonic() < deadline, "the run did not complete after the answer"
+        time.sleep(0.3)
+    context.close()
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_screenshots(browser: Browser, server: Server, scheme: str) -> None:
     """Pictures of the inbox and a run page, light and dark (one is in the README)."""
