@@ -54,6 +54,15 @@ class Workflow(BaseNode):
         links = expand(self.edges)
         validate(links)
         self._graph = compile_graph(links)
+        if self.output_type is None:
+            # The workflow's output is its terminal node's, so it has that node's type.
+            declared = {
+                id(node.output_type): node.output_type
+                for name, node in self._graph.nodes.items()
+                if name in self._graph.terminal and node.output_type is not None
+            }
+            if len(declared) == 1:
+                self.output_type = next(iter(declared.values()))
         if input_schema is not None:
             self._input_schema = json_schema(input_schema)
             if not isinstance(input_schema, dict):

@@ -41,6 +41,7 @@ class LogWriter:
         self._failure: BaseException | None = None
         self._kick_scheduled = False
         self._background: set[asyncio.Task[None]] = set()
+        self._inflight: asyncio.Task[None] | None = None
         self.listeners: list[Callable[[Event], None]] = []
 
     @property
@@ -70,8 +71,18 @@ class LogWriter:
         await self.flush()
 
     async def flush(self) -> None:
-        """Commit everything queued so far."""
+        """Commit everything queued so far.
+
+        The append itself runs as its own task, shielded: a caller cancelled mid-append (a
+        timeout, a TaskGroup) does not cut a commit in half, the log and the index stay in
+        step, and the next flush waits for it.
+        """
         async with self._lock:
+            inflight = self._inflight
+            if inflight is not None:
+                if not inflight.done():
+                    await asyncio.shield(inflight)
+                self._inflight = None
             if self._failure is not None:
                 raise self._failure
             if not self._buffer:
@@ -87,17 +98,29 @@ class LogWriter:
                 item["session_id"] = session_id
                 item["invocation_id"] = invocation_id
                 events.append(stored_event(item))
-            try:
-                await self._store.append(session_id, events, expected_seq=expected)
-            except BaseException as error:
-                self._failure = error
-                raise
-            apply = self._index.apply
-            listeners = self.listeners
-            for event in events:
-                apply(event)
-                for listener in listeners:
-                    listener(event)
+            # Eager: an in-memory append finishes right here, without a trip through the loop.
+            commit = asyncio.Task(self._commit(events, expected), loop=asyncio.get_running_loop(), eager_start=True)
+            if not commit.done():
+                self._inflight = commit
+                await asyncio.shield(commit)
+                self._inflight = None
+            elif self._failure is not None:
+                raise self._failure
+
+    async def _commit(self, events: list[Event], expected: int) -> None:
+        try:
+            await self._store.append(self._session_id, events, expected_seq=expected)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as error:
+            self._failure = error
+            raise
+        apply = self._index.apply
+        listeners = self.listeners
+        for event in events:
+            apply(event)
+            for listener in listeners:
+                listener(event)
 
     async def close(self) -> None:
         """Wait for background flushes and commit what is left."""
