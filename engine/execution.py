@@ -175,9 +175,10 @@ class SessionRun:
             failure = ex.violation or failure or ex.child_failure
             if failure is None and ex.detached and not interrupted:
                 failure = RuntimeError(
-                    f"Node {ex.path} started {', '.join(ex.detached)} without awaiting "
-                    "ctx.run_node(), and it requested human input; always await "
-                    "ctx.run_node() (or asyncio.gather it)"
+                    f"Node {ex.path} finished while its child {', '.join(ex.detached)} was waiting "
+                    "for human input: a child started without awaiting ctx.run_node() (or whose "
+                    "NodeInterruptedError was caught and not re-raised) cannot be resumed; await "
+                    "every ctx.run_node() call, directly or through asyncio.gather"
                 )
             if failure is None:
                 try:
