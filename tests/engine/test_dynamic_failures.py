@@ -690,3 +690,35 @@ async def test_orchestrator_timeout_while_children_are_writing_fails_the_run_cle
     limit["steps"] = 2
     result = await runner.resume(failed.session_id, {})
     assert result.output == [1, 2]
+
+
+async def test_cancel_stops_every_child_and_nothing_is_appended_after_the_cancelled_status(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node
+    async def child(node_input: Any) -> Any:
+        calls["started"] += 1
+        await asyncio.sleep(0.05)
+        calls["finished"] += 1
+        return node_input
+
+    tasks: list[asyncio.Task[Any]] = []
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> list[Any]:
+        tasks.append(asyncio.create_task(ctx.run_node(child, "detached")))  # breaks rule 3
+        return list(await asyncio.gather(ctx.run_node(child, 1), ctx.run_node(child, 2)))
+
+    runner = Runner(single(orch), store=store)
+    running = asyncio.create_task(runner.run(session_id="to-cancel"))
+    while calls["started"] < 3:
+        await asyncio.sleep(0.001)
+
+    cancelled = await runner.cancel("to-cancel")
+    await running
+    await asyncio.sleep(0.1)  # give any straggler the time to finish and write
+
+    assert cancelled.status == "cancelled"
+    events = await store.list_events("to-cancel")
+    assert events[-1].kind == "status" and events[-1].status == "cancelled"
+    assert calls["finished"] == 0
