@@ -285,3 +285,18 @@ def test_rule8_applies_to_a_nested_workflow_with_an_input_schema() -> None:
     rejects(8, [(START, write, inner)], "write", "inner")
     matching = Workflow(name="inner", edges=[(START, step("x"))], input_schema=Draft)
     Workflow(name="wf", edges=[(START, write, matching)])
+
+
+def test_rule8_applies_to_a_nested_workflows_output() -> None:
+    def write(node_input: str) -> Draft:
+        return Draft(text=node_input)
+
+    def review(node_input: Review) -> str:
+        return node_input.verdict
+
+    def read(node_input: Draft) -> str:
+        return node_input.text
+
+    inner = Workflow(name="inner", edges=[(START, write)])
+    rejects(8, [(START, inner, review)], "inner", "review")
+    Workflow(name="wf", edges=[(START, inner, read)])
