@@ -197,3 +197,21 @@ async def test_parallel_worker_with_a_non_list_input_fails_the_run_naming_the_no
 def test_max_parallel_workers_without_parallel_worker_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError):
         node(lambda node_input: node_input, name="solo", max_parallel_workers=2)
+
+
+async def test_parallel_worker_over_an_empty_list_outputs_an_empty_list(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node(parallel_worker=True)
+    def each(node_input: Any) -> Any:
+        calls["each"] += 1
+        return node_input
+
+    @node
+    def after(node_input: list[Any]) -> str:
+        return f"{len(node_input)} results"
+
+    result = await Runner(Workflow(name="wf", edges=[("START", each, after)]), store=store).run([])
+
+    assert result.output == "0 results"
+    assert calls["each"] == 0
