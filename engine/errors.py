@@ -96,6 +96,10 @@ class InvalidAnswerError(CallerError):
         super().__init__(f"Invalid answer for interrupt {interrupt_id!r}: {detail}")
 
 
+class InvalidInputError(CallerError):
+    """The workflow input cannot be stored in the event log."""
+
+
 class NoAnswersError(CallerError):
     """``resume`` on a waiting run was given no answers."""
 

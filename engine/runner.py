@@ -12,6 +12,7 @@ from .answers import check_answer
 from .errors import (
     InterruptAlreadyAnswered,
     InvalidAnswerError,
+    InvalidInputError,
     NoAnswersError,
     SessionStateError,
     UnknownInterruptError,
@@ -134,7 +135,10 @@ class Runner:
 
     async def _create(self, node_input: Any, session_id: str | None) -> _Loaded:
         session_id = session_id or uuid.uuid4().hex
-        stored_input = to_json(node_input, "The workflow input")
+        try:
+            stored_input = to_json(node_input, "The workflow input")
+        except WorkflowError as error:
+            raise InvalidInputError(str(error)) from error
         await self.store.create_session(session_id, self.workflow.name, stored_input)
         info = await self.store.get_session(session_id)
         index = ReplayIndex(self._root)

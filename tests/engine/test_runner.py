@@ -219,3 +219,17 @@ async def test_bare_long_running_tool_ids_are_resumable() -> None:
     done = await runner.resume(waiting.session_id, {"fc-1": "yes"})
     assert (done.status, done.output) == ("completed", "approved: yes")
     assert seen == [{}, {"fc-1": "yes"}]
+
+
+async def test_an_input_that_cannot_be_stored_is_refused_before_anything_is_written() -> None:
+    store = InMemoryEventStore()
+    runner = Runner(Workflow(name="any_input", edges=[(START, lambda_free_echo)]), store=store)
+    with pytest.raises(CallerError) as raised:
+        await runner.run(object(), session_id="never")
+    assert isinstance(raised.value, ValueError) and "workflow input" in str(raised.value)
+    with pytest.raises(UnknownSessionError):
+        await store.get_session("never")
+
+
+def lambda_free_echo(node_input: Any) -> Any:
+    return node_input
