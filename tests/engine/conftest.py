@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,3 +96,22 @@ def turns() -> Callable[[Log], list[Log]]:
         return [part for part in parts if part.events]
 
     return split
+
+
+class SlowEventStore(InMemoryEventStore):
+    """An in-memory store whose appends take a while, as a database's do."""
+
+    async def append(self, session_id: str, events: Sequence[Event], *, expected_seq: int) -> int:
+        await asyncio.sleep(0.002)
+        return await super().append(session_id, events, expected_seq=expected_seq)
+
+
+@pytest.fixture
+def slow_store() -> InMemoryEventStore:
+    return SlowEventStore()
+
+
+@pytest.fixture(params=["in-memory", "slow-appends"])
+def any_store(request: pytest.FixtureRequest) -> InMemoryEventStore:
+    """Runs the test twice: on the in-memory store and on one whose appends take a while."""
+    return InMemoryEventStore() if request.param == "in-memory" else SlowEventStore()

@@ -656,16 +656,8 @@ async def test_broken_run_node_rule_fails_the_run_even_inside_except_exception(
     assert named in (result.error or "")
 
 
-class SlowStore(InMemoryEventStore):
-    """An in-memory store whose appends take a while, as a database's do."""
-
-    async def append(self, session_id: str, events: Any, *, expected_seq: int) -> int:
-        await asyncio.sleep(0.002)
-        return await super().append(session_id, events, expected_seq=expected_seq)
-
-
 async def test_orchestrator_timeout_while_children_are_writing_fails_the_run_cleanly(
-    calls: Counter[str],
+    calls: Counter[str], slow_store: InMemoryEventStore
 ) -> None:
     limit = {"steps": 10_000}
 
@@ -680,8 +672,7 @@ async def test_orchestrator_timeout_while_children_are_writing_fails_the_run_cle
     async def orch(ctx: Context) -> list[int]:
         return list(await asyncio.gather(ctx.run_node(chatty, 1), ctx.run_node(chatty, 2)))
 
-    store = SlowStore()
-    runner = Runner(single(orch), store=store)
+    runner = Runner(single(orch), store=slow_store)
     failed = await runner.run()  # the timeout cancels children mid-append; nothing may escape run()
 
     assert failed.status == "failed"

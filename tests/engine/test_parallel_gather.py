@@ -10,18 +10,7 @@ from typing import Any
 
 import pytest
 
-from engine import Context, Event, InMemoryEventStore, RequestInput, Runner, Workflow, node
-
-
-class SlowStore(InMemoryEventStore):
-    """An in-memory store whose appends take a while, as a database's do."""
-
-    async def append(self, session_id: str, events: Sequence[Event], *, expected_seq: int) -> int:
-        await asyncio.sleep(0.002)
-        return await super().append(session_id, events, expected_seq=expected_seq)
-
-
-STORES = [InMemoryEventStore, SlowStore]
+from engine import Context, InMemoryEventStore, RequestInput, Runner, Workflow, node
 
 # (delay in seconds, whether the child interrupts); child 4 completes long after child 1 asks.
 PLAN = [(0.03, True), (0.0, True), (0.02, False), (0.01, True), (0.04, False), (0.005, False)]
@@ -54,12 +43,11 @@ def shuffled_plans() -> list[list[tuple[float, bool]]]:
     return plans
 
 
-@pytest.mark.parametrize("store_class", STORES)
 @pytest.mark.parametrize("plan", shuffled_plans())
 async def test_gather_collects_every_interrupt_and_runs_every_child_once(
-    calls: Counter[str], read_log: Any, store_class: type[InMemoryEventStore], plan: list[tuple[float, bool]]
+    calls: Counter[str], read_log: Any, any_store: InMemoryEventStore, plan: list[tuple[float, bool]]
 ) -> None:
-    runner = Runner(gathering_workflow(calls, plan), store=store_class())
+    runner = Runner(gathering_workflow(calls, plan), store=any_store)
     first = await runner.run()
     asking = [i for i, (_, asks) in enumerate(plan) if asks]
     finishing = [i for i, (_, asks) in enumerate(plan) if not asks]
@@ -81,11 +69,10 @@ async def test_gather_collects_every_interrupt_and_runs_every_child_once(
     assert calls == {"orch": 2, **{f"child{i}": 1 for i in range(len(plan))}}
 
 
-@pytest.mark.parametrize("store_class", STORES)
 async def test_gather_answered_one_at_a_time_runs_no_finished_child_again(
-    calls: Counter[str], store_class: type[InMemoryEventStore]
+    calls: Counter[str], any_store: InMemoryEventStore
 ) -> None:
-    runner = Runner(gathering_workflow(calls, PLAN), store=store_class())
+    runner = Runner(gathering_workflow(calls, PLAN), store=any_store)
     first = await runner.run()
 
     for number, interrupt_id in enumerate(["c3", "c0", "c1"], start=2):
@@ -96,9 +83,8 @@ async def test_gather_answered_one_at_a_time_runs_no_finished_child_again(
     assert last.output == ["c0", "c1", "done 2", "c3", "done 4", "done 5"]
 
 
-@pytest.mark.parametrize("store_class", STORES)
 async def test_nested_gathers_collect_interrupts_from_every_level(
-    calls: Counter[str], store_class: type[InMemoryEventStore]
+    calls: Counter[str], any_store: InMemoryEventStore
 ) -> None:
     @node
     async def leaf(node_input: int) -> AsyncGenerator[Any, None]:
@@ -120,7 +106,7 @@ async def test_nested_gathers_collect_interrupts_from_every_level(
             await asyncio.gather(*(ctx.run_node(group, [3 * g, 3 * g + 1, 3 * g + 2]) for g in range(3)))
         )
 
-    runner = Runner(Workflow(name="wf", edges=[("START", orch)]), store=store_class())
+    runner = Runner(Workflow(name="wf", edges=[("START", orch)]), store=any_store)
     first = await runner.run()
 
     odd = [i for i in range(9) if i % 2]
@@ -132,9 +118,8 @@ async def test_nested_gathers_collect_interrupts_from_every_level(
     assert all(calls[f"leaf{i}"] == 1 for i in range(9))
 
 
-@pytest.mark.parametrize("store_class", STORES)
 async def test_task_group_of_interrupting_children_waits_and_completes_over_successive_resumes(
-    calls: Counter[str], store_class: type[InMemoryEventStore]
+    calls: Counter[str], any_store: InMemoryEventStore
 ) -> None:
     """docs/engine.md: a TaskGroup cancels siblings when one child asks, so questions may come one resume at a time."""
 
@@ -158,7 +143,7 @@ async def test_task_group_of_interrupting_children_waits_and_completes_over_succ
             ]
         return [task.result() for task in tasks]
 
-    runner = Runner(Workflow(name="wf", edges=[("START", orch)]), store=store_class())
+    runner = Runner(Workflow(name="wf", edges=[("START", orch)]), store=any_store)
     result = await runner.run()  # node errors and interrupts never raise out of run()
     assert result.status == "waiting", result.error
     assert "q1" in [i.id for i in result.interrupts]
