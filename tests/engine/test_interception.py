@@ -664,3 +664,25 @@ async def test_answers_recorded_separately_then_one_advance_re_runs_each_node_on
     assert [i.id for i in partial.interrupts] == ["w3"]
     base = {f"worker{i}": 1 for i in range(1, 6)}
     assert calls == {"supervisor": 2, **base, "worker1": 2, "worker5": 2}
+
+
+async def test_answer_deep_in_a_chain_of_orchestrators_re_runs_each_level_once(
+    calls: Counter[str], store: InMemoryEventStore, read_log: Any
+) -> None:
+    ask = asker(calls, "ask", "deep")
+
+    @node(name="level", rerun_on_resume=True)
+    async def level(ctx: Context, node_input: int) -> Any:
+        calls[f"level{node_input}"] += 1
+        if node_input == 10:
+            return await ctx.run_node(ask)
+        return await ctx.run_node(level, node_input + 1)
+
+    runner = Runner(single(level), store=store)
+    first = await runner.run(1)
+    assert first.interrupts[0].node_path == "wf@1" + "/level@1" * 10 + "/ask@1"
+
+    result = await runner.resume(first.session_id, {"deep": "bottom"})
+
+    assert result.output == "bottom"
+    assert calls == {"ask": 1, **{f"level{n}": 2 for n in range(1, 11)}}
