@@ -118,7 +118,16 @@ class Sample:
     resumes: list[float] = field(default_factory=list)  # W6/W6s: each resume, in order
     pending_after_first_run: int | None = None  # W6: interrupts reported by the first run
     child_executions: int | None = None  # W6/W6s: how often the asking children ran
+    gc: float | None = None  # seconds of the wall spent in the garbage collector
+    resumes_gc: list[float] = field(default_factory=list)  # ... of each resume
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def stop(self, clock: Clock) -> None:
+        """Stop the clock: the wall time and the collector's share of it."""
+        self.wall = clock.total()
+        self.gc = clock.gc_total()
+        if self.resumes:
+            self.resumes_gc = clock.gc_laps[1 : 1 + len(self.resumes)]
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -131,19 +140,54 @@ def check(workload: str, size: dict[str, int], sample: Sample) -> None:
         raise CheckFailed(f"{workload}: expected {want!r}, got {got[:300]}")
 
 
+class GcMeter:
+    """Seconds spent in the cyclic garbage collector, all generations, since ``install``.
+
+    A full collection walks every tracked object in the process and lands wherever the
+    allocation count says, so it shows up as a spike in one resume; measuring it lets the
+    report tell engine work from collector work.
+    """
+
+    seconds = 0.0
+    _began = 0.0
+
+    @classmethod
+    def install(cls) -> None:
+        if cls._callback not in gc.callbacks:
+            gc.callbacks.append(cls._callback)
+
+    @classmethod
+    def _callback(cls, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            cls._began = time.perf_counter()
+        else:
+            cls.seconds += time.perf_counter() - cls._began
+
+
 class Clock:
-    """perf_counter laps: ``lap()`` returns the seconds since the previous lap."""
+    """perf_counter laps: ``lap()`` returns the seconds since the previous lap.
+
+    It also keeps the collector's share of the whole and of each lap (see ``GcMeter``).
+    """
 
     def __init__(self) -> None:
+        GcMeter.install()
+        self.gc_start = self.gc_last = GcMeter.seconds
+        self.gc_laps: list[float] = []
         self.start = self.last = time.perf_counter()
 
     def lap(self) -> float:
         now = time.perf_counter()
         elapsed, self.last = now - self.last, now
+        self.gc_laps.append(GcMeter.seconds - self.gc_last)
+        self.gc_last = GcMeter.seconds
         return elapsed
 
     def total(self) -> float:
         return time.perf_counter() - self.start
+
+    def gc_total(self) -> float:
+        return GcMeter.seconds - self.gc_start
 
 
 def _status_kb(key: str) -> int | None:

@@ -202,7 +202,12 @@ def _hitl(doc: dict[str, Any]) -> list[str]:
                     ms(row["resume_last_s"]),
                     ms(row["resumes_total_s"]),
                     str(row["child_executions"]),
-                    us(row.get("replay_us_per_child")) if w == "W6s" else "",
+                    ms(row.get("resume_last_gc_s")),
+                    (
+                        f"{us(row.get('replay_us_per_child'))} ({us(row.get('replay_us_per_child_with_gc'))})"
+                        if w == "W6s"
+                        else ""
+                    ),
                 ]
             )
     if not rows:
@@ -211,8 +216,11 @@ def _hitl(doc: dict[str, Any]) -> list[str]:
         "## Human in the loop",
         "",
         "Pending after the first run: interrupts the first run reports. Asking-child executions: "
-        "how often the children that ask for input ran in all (each once, plus re-runs). Replay "
-        "per child: slope of the resume time over the history it fast-forwards.",
+        "how often the children that ask for input ran in all (each once, plus re-runs). GC in "
+        "last resume: the garbage collector's share of it (a full collection lands wherever the "
+        "allocation count says; in W6s it tends to land on the last resume). Replay per child: "
+        "slope of the resume time, collector time taken out, over the history it fast-forwards "
+        "(in brackets with the collector's time left in).",
         "",
         *_table(
             [
@@ -226,6 +234,7 @@ def _hitl(doc: dict[str, Any]) -> list[str]:
                 "last resume",
                 "all resumes",
                 "asking-child executions",
+                "GC in last resume",
                 "replay per child",
             ],
             rows,
@@ -270,7 +279,7 @@ def _all(doc: dict[str, Any]) -> list[str]:
     for row in doc["configs"]:
         name = ENGINE_NAMES.get(row["engine"], row["engine"])
         if not row["ok"]:
-            rows.append([name, row["workload"], row["store"], "FAILED", "", "", "", row["error"] or ""])
+            rows.append([name, row["workload"], row["store"], "FAILED", "", "", "", "", row["error"] or ""])
             continue
         samples = ", ".join(f"{s['wall'] * 1e3:.1f}" for s in row["samples"])
         if row.get("runs") is not None and (row["runs"], row["warmup"]) != (doc["runs"], doc["warmup"]):
@@ -281,6 +290,7 @@ def _all(doc: dict[str, Any]) -> list[str]:
                 row["workload"],
                 row["store"],
                 ms(row["median_s"]),
+                ms(row.get("gc_s")),
                 f"{us(row['per_unit_us'])}/{row['unit']}",
                 str(row["records"]),
                 mb(row.get("rss_over_baseline_mb")),
@@ -290,7 +300,8 @@ def _all(doc: dict[str, Any]) -> list[str]:
     return [
         "## Every configuration",
         "",
-        "Median of the whole workload (first run and resumes included), µs per unit (W6/W6s: "
+        "Median of the whole workload (first run and resumes included), the garbage collector's "
+        "share of it, µs per unit (W6/W6s: "
         "per resume), records written (our events; google-adk session events; LangGraph "
         "checkpoints + pending writes; the floor's list items), peak RSS over the post-import "
         "baseline, and every timed sample in ms.",
@@ -301,6 +312,7 @@ def _all(doc: dict[str, Any]) -> list[str]:
                 "workload",
                 "store",
                 "median",
+                "of which GC",
                 "per unit",
                 "records",
                 "RSS over baseline",

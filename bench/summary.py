@@ -59,13 +59,23 @@ def summarize(raw: dict[str, Any]) -> dict[str, Any]:
         row["resumes"] = len(samples[0]["resumes"])
         row["pending_after_first_run"] = samples[0]["pending_after_first_run"]
         row["child_executions"] = samples[0]["child_executions"]
+        row["resume_last_gc_s"] = _median([s["resumes_gc"][-1] for s in samples if s.get("resumes_gc")])
         if workload == "W6s":
-            slopes = [replay_slope_us(s["resumes"], size.get("k", 0)) for s in samples]
-            row["replay_us_per_child"] = _median([x for x in slopes if x is not None])
+            k = size.get("k", 0)
+            raw_slopes = [replay_slope_us(s["resumes"], k) for s in samples]
+            net_slopes = [
+                replay_slope_us([t - g for t, g in zip(s["resumes"], s["resumes_gc"], strict=True)], k)
+                for s in samples
+                if s.get("resumes_gc")
+            ]
+            row["replay_us_per_child_with_gc"] = _median([x for x in raw_slopes if x is not None])
+            row["replay_us_per_child"] = _median([x for x in net_slopes if x is not None])
     else:
         row["per_unit_us"] = row["median_s"] / count * 1e6
         if workload in ("W6", "W6s"):  # the floor: no resumes, its calls stand for them
             row["resumes_total_s"] = row["median_s"]
+    if all(s.get("gc") is not None for s in samples):
+        row["gc_s"] = statistics.median(s["gc"] for s in samples)
     row["records"] = samples[0]["records"]
     row["notes"] = sorted({s["extra"]["note"] for s in samples if "note" in s.get("extra", {})})
     if "checkpoints" in samples[0].get("extra", {}):

@@ -199,7 +199,7 @@ async def run(workload: str, size: dict[str, int], store: str, workdir: str, tag
                 output, more = await _turn(runner, session.id, _answer(interrupt_id, payload["i"]), root)
                 sample.resumes.append(clock.lap())
                 pending.extend(more)
-        sample.wall = clock.total()
+        sample.stop(clock)
         sample.output = output
         final = await ss.get_session(app_name=APP, user_id=USER, session_id=session.id)
         sample.records = len(final.events)

@@ -194,7 +194,7 @@ async def run(workload: str, size: dict[str, int], store: str, workdir: str, tag
                     sample.resumes.append(clock.lap())
                     pending = _pending(result)
             sample.output = result
-        sample.wall = clock.total()
+        sample.stop(clock)
         checkpoints = [c async for c in saver.alist(config)]
         writes = sum(len(c.pending_writes or ()) for c in checkpoints)
         sample.records = len(checkpoints) + writes

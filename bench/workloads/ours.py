@@ -141,7 +141,7 @@ async def run(workload: str, size: dict[str, int], store: str, workdir: str, tag
             it = result.interrupts[0]
             result = await runner.resume(result.session_id, {it.id: it.payload["i"]})
             sample.resumes.append(clock.lap())
-    sample.wall = clock.total()
+    sample.stop(clock)
     if result.status != "completed":
         raise RuntimeError(f"{workload}: run ended {result.status}: {result.error_type}: {result.error}")
     sample.output = result.output
