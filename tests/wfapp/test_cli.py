@@ -146,8 +146,8 @@ def test_the_command_line_exits_non_zero_with_a_message(transactional_db: None) 
         [sys.executable, "manage.py", "wf", "start", "nope", "--input", "{}"],
         cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=60,
     )
-    assert done.returncode == 1
-    assert "Unknown workflow 'nope'" in done.stderr and done.stdout == ""
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert "Unknown workflow 'nope'" in done.stderr and done.stdout == "", (done.stdout, done.stderr)
     ok = subprocess.run(
         [sys.executable, "manage.py", "wf", "start", "expense_approval", "--input",
          '{"employee": "a", "amount": 12, "category": "meals", "description": "tea"}'],

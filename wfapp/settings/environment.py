@@ -40,6 +40,8 @@ def database(default_sqlite: Path) -> dict[str, Any]:
     url = os.environ.get("DATABASE_URL", "")
     if url:
         config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True))
+        # One test database per test process, as for SQLite below.
+        config["TEST"] = {"NAME": f"test_{config.get('NAME') or 'wfapp'}_{os.getpid()}"}
     else:
         config = {"ENGINE": "django.db.backends.sqlite3", "NAME": str(default_sqlite)}
     if config["ENGINE"] == "django.db.backends.sqlite3":
