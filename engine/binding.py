@@ -44,11 +44,22 @@ def _caller_namespace() -> dict[str, Any]:
 _INTERNAL = frozenset({"engine", "pydantic", "functools", "typing"})
 
 
+def _closure(func: Callable[..., Any]) -> dict[str, Any]:
+    """The function's closure variables that are bound already (a self-reference is not yet)."""
+    names: dict[str, Any] = {}
+    for name, cell in zip(func.__code__.co_freevars, getattr(func, "__closure__", None) or (), strict=False):
+        try:
+            names[name] = cell.cell_contents
+        except ValueError:  # empty cell: bound after the decorator runs
+            continue
+    return names
+
+
 def _hints(func: Callable[..., Any], node_name: str) -> dict[str, Any]:
     if not any(isinstance(hint, str) for hint in getattr(func, "__annotations__", {}).values()):
         return typing.get_type_hints(func)
     local_names = _caller_namespace()
-    local_names.update(inspect.getclosurevars(func).nonlocals)
+    local_names.update(_closure(func))
     try:
         return typing.get_type_hints(func, localns=local_names)
     except NameError as error:

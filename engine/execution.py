@@ -161,6 +161,8 @@ class SessionRun:
                 ex.add_interrupts(signal.interrupt_ids)
                 interrupted = True
             except asyncio.CancelledError:
+                for task in ex.spawned:  # children started with create_task stop with their caller
+                    task.cancel()
                 raise
             except BaseExceptionGroup as group:  # asyncio.TaskGroup
                 self.writer.raise_if_broken()

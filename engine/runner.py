@@ -196,11 +196,16 @@ class Runner:
     async def _execute(self, loaded: _Loaded, node_input: Any) -> RunResult:
         session_id, index, writer = loaded.info.session_id, loaded.index, loaded.writer
         await self.store.set_status(session_id, "running")
-        run = SessionRun(session_id, index, writer)
         root = self._root
         try:
-            outcome = await run.execute(self.workflow, node_input, root, [root], self.workflow.name)
-            await writer.close()
+            while True:
+                writer.absorbed_answers = 0
+                run = SessionRun(session_id, index, writer)
+                outcome = await run.execute(self.workflow, node_input, root, [root], self.workflow.name)
+                await writer.close()
+                if outcome.status != "waiting" or not writer.absorbed_answers:
+                    break
+                # Answers arrived while this turn ran: take them up in the same call.
         except asyncio.CancelledError:
             await writer.close()
             return await self._finish_cancelled(loaded, self._cancelled_by.pop(session_id, None))
@@ -220,6 +225,7 @@ class Runner:
             where = run.failure_path(error) or self._root
             info = ErrorInfo(type=type(error).__name__, message=f"Node {where} failed: {error}")
             await writer.write(draft("status", self._root, author, status="failed", error=info))
+        writer.seal()
         await self.store.set_status(session_id, outcome.status)
         result = self._result(session_id, outcome.status, index)
         if outcome.status == "completed":
@@ -229,6 +235,7 @@ class Runner:
     async def _finish_cancelled(self, loaded: _Loaded, actor: str | None) -> RunResult:
         session_id = loaded.info.session_id
         await loaded.writer.write(draft("status", self._root, actor or "user", status="cancelled"))
+        loaded.writer.seal()
         await self.store.set_status(session_id, "cancelled")
         return RunResult(session_id, "cancelled")
 

@@ -7,11 +7,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .errors import ConcurrencyError
 from .events import Event, stored_event
 from .replay import ReplayIndex
 from .store import EventStore
 
 Draft = dict[str, Any]
+
+
+def _renumbered(event: Event, seq: int) -> Event:
+    fields = dict(event.__dict__)
+    fields["seq"] = seq
+    return stored_event(fields)
 
 
 def draft(kind: str, node_path: str, author: str, **fields: Any) -> Draft:
@@ -27,7 +34,9 @@ class LogWriter:
     """Appends drafts in order with ``expected_seq`` and folds them into the index.
 
     ``write`` returns once the drafts are committed. Drafts queued while an append is in
-    flight go out together in the next one (group commit). ``enqueue`` queues a draft
+    flight go out together in the next one (group commit). When someone else appended
+    answers meanwhile (a person answering while the run executes), the writer folds them in
+    and appends after them; any other foreign event means the run moved on without us. ``enqueue`` queues a draft
     without waiting; it goes out with the next write, or soon after on its own.
     """
 
@@ -42,6 +51,8 @@ class LogWriter:
         self._kick_scheduled = False
         self._background: set[asyncio.Task[None]] = set()
         self._inflight: asyncio.Task[None] | None = None
+        self.absorbed_answers = 0  # answers others appended during this turn
+        self._sealed = False
         self.listeners: list[Callable[[Event], None]] = []
 
     @property
@@ -67,8 +78,16 @@ class LogWriter:
             task.add_done_callback(self._background.discard)
 
     async def write(self, *items: Draft) -> None:
+        if self._sealed:
+            # The turn already wrote its final status: a straggler (a child its caller never
+            # awaited) stops here instead of writing after it.
+            raise asyncio.CancelledError("the run's turn has ended")
         self._buffer.extend(items)
         await self.flush()
+
+    def seal(self) -> None:
+        """Refuse every later write: the turn's final status is in the log."""
+        self._sealed = True
 
     async def flush(self) -> None:
         """Commit everything queued so far.
@@ -109,12 +128,30 @@ class LogWriter:
 
     async def _commit(self, events: list[Event], expected: int) -> None:
         try:
-            await self._store.append(self._session_id, events, expected_seq=expected)
+            while True:
+                try:
+                    await self._store.append(self._session_id, events, expected_seq=expected)
+                    break
+                except ConcurrencyError:
+                    expected = await self._absorb_answers(expected)
+                    events = [_renumbered(event, expected + 1 + n) for n, event in enumerate(events)]
         except asyncio.CancelledError:
             raise
         except BaseException as error:
             self._failure = error
             raise
+        self._fold(events)
+
+    async def _absorb_answers(self, expected: int) -> int:
+        """Fold answers someone appended meanwhile; anything else means the run moved on."""
+        newer = await self._store.list_events(self._session_id, after_seq=expected)
+        if not newer or any(event.kind != "answer" for event in newer):
+            raise ConcurrencyError(self._session_id, expected, newer[-1].seq if newer else expected)
+        self._fold(newer)
+        self.absorbed_answers += len(newer)
+        return newer[-1].seq
+
+    def _fold(self, events: list[Event]) -> None:
         apply = self._index.apply
         listeners = self.listeners
         for event in events:
