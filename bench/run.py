@@ -294,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     failed = [r for r in results if not r["ok"]]
     for r in failed:
         log(f"FAILED {r['engine']} {r['workload']} {r['store']}: {r['error']}\n{r.get('traceback', '')}")
+    # A closing line CI reads as a count: each configuration whose results were checked.
+    print(f"bench: {len(results) - len(failed)} passed, {len(failed)} failed", flush=True)
     return 1 if failed and (args.strict or args.tiny) else 0
 
 
