@@ -152,7 +152,7 @@ def _memory(doc: dict[str, Any]) -> list[str]:
             [
                 f"{w} {TITLES[w]} ({size})",
                 ms(get(ours)) + (f" ({us(ours['per_unit_us'])}/{ours['unit']})" if ours else ""),
-                ms(get(floor)),
+                ms(get(floor)) + (f" (ours {ratio(get(ours), get(floor))})" if ours and floor else ""),
                 ms(get(adk)),
                 ratio(get(adk), get(ours)),
                 ms(get(lg)),
@@ -164,7 +164,8 @@ def _memory(doc: dict[str, Any]) -> list[str]:
     return [
         "## In memory",
         "",
-        "W6 and W6s: the time of all the resumes (the first run is in the next table).",
+        "W6 and W6s: the time of all the resumes (the first run is in the next table). Floor: plain "
+        "asyncio doing as many awaited calls, and how many times slower our engine is.",
         "",
         *_table(
             [
