@@ -78,7 +78,7 @@ class SessionRun:
         self.session_id = session_id
         self.index = index
         self.writer = writer
-        self.turn: dict[str, asyncio.Future[Outcome]] = {}
+        self.turn: dict[str, Outcome | asyncio.Future[Outcome]] = {}
         self.failures: dict[int, tuple[BaseException, str]] = {}
 
     def failure_path(self, error: BaseException) -> str | None:
@@ -375,7 +375,9 @@ class SessionRun:
             parent.spawned.add(task)
         seen = self.turn.get(path)
         if seen is not None:
-            outcome = await asyncio.shield(seen)
+            outcome = seen if isinstance(seen, Outcome) else await asyncio.shield(seen)
+        elif (replayed := self.replay(child, path)) is not None:
+            outcome = self.turn[path] = replayed  # fast path: no future, nothing to wait for
         else:
             future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
             self.turn[path] = future
