@@ -686,3 +686,36 @@ async def test_answer_deep_in_a_chain_of_orchestrators_re_runs_each_level_once(
 
     assert result.output == "bottom"
     assert calls == {"ask": 1, **{f"level{n}": 2 for n in range(1, 11)}}
+
+
+async def test_case1_path_met_twice_in_a_resumed_turn_replays_or_re_runs_it_once(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node
+    def fetch(node_input: Any) -> str:
+        calls["fetch"] += 1
+        return "fetched"
+
+    @node(rerun_on_resume=True)
+    async def approve(ctx: Context) -> AsyncGenerator[Any, None]:
+        calls["approve"] += 1
+        if "ok" in ctx.resume_inputs:
+            yield f"approved {ctx.resume_inputs['ok']}"
+        else:
+            yield RequestInput(interrupt_id="ok")
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> list[str]:
+        calls["orch"] += 1
+        fetched = await asyncio.gather(ctx.run_node(fetch, run_id="f"), ctx.run_node(fetch, run_id="f"))
+        approved = await asyncio.gather(ctx.run_node(approve, run_id="a"), ctx.run_node(approve, run_id="a"))
+        return [*fetched, *approved]
+
+    runner = Runner(single(orch), store=store)
+    first = await runner.run()
+    assert calls == {"orch": 1, "fetch": 1, "approve": 1}
+
+    result = await runner.resume(first.session_id, {"ok": "yes"})
+
+    assert result.output == ["fetched", "fetched", "approved yes", "approved yes"]
+    assert calls == {"orch": 2, "fetch": 1, "approve": 2}
