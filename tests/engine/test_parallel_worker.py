@@ -215,3 +215,21 @@ async def test_parallel_worker_over_an_empty_list_outputs_an_empty_list(
 
     assert result.output == "0 results"
     assert calls["each"] == 0
+
+
+async def test_bounded_parallel_worker_collects_every_items_interrupt(
+    calls: Counter[str], any_store: InMemoryEventStore
+) -> None:
+    @node(parallel_worker=True, max_parallel_workers=2)
+    async def ask(node_input: int) -> AsyncGenerator[Any, None]:
+        calls[f"item{node_input}"] += 1
+        await asyncio.sleep(0.001 * (node_input % 3))
+        yield RequestInput(interrupt_id=f"i{node_input}")
+
+    runner = Runner(Workflow(name="wf", edges=[("START", ask)]), store=any_store)
+    first = await runner.run(list(range(6)))
+
+    assert sorted(i.id for i in first.interrupts) == [f"i{n}" for n in range(6)]
+    result = await runner.resume(first.session_id, {f"i{n}": n * n for n in range(6)})
+    assert result.output == [n * n for n in range(6)]
+    assert calls == {f"item{n}": 1 for n in range(6)}
