@@ -265,3 +265,32 @@ async def test_parallel_worker_over_a_workflow_gives_each_item_its_own_scope(
     authors = {e.node_path: e.author for e in log.events if e.kind == "started"}
     assert authors["wf@1/per_item@1/per_item@2/prep@1"] == "per_item"
     assert authors["wf@1/per_item@1/per_item@2"] == "wf"
+
+
+async def test_delegating_to_a_nested_workflow_chains_output_for_up_to_the_root(
+    store: InMemoryEventStore, read_log: Any
+) -> None:
+    @node
+    def last(node_input: str) -> str:
+        return f"last({node_input})"
+
+    inner = Workflow(name="inner", edges=[("START", last)])
+
+    @node(rerun_on_resume=True)
+    async def delegator(ctx: Context, node_input: str) -> None:
+        await ctx.run_node(inner, node_input, use_as_output=True)
+
+    runner = Runner(Workflow(name="wf", edges=[("START", delegator)]), store=store)
+    result = await runner.run("x")
+
+    assert result.output == "last(x)"
+    log = await read_log(runner, result.session_id)
+    (event,) = log.output_events()
+    assert event.node_path == "wf@1/delegator@1/inner@1/last@1"
+    assert event.author == "inner"
+    assert event.output_for == [
+        "wf@1/delegator@1/inner@1/last@1",
+        "wf@1/delegator@1/inner@1",
+        "wf@1/delegator@1",
+        "wf@1",
+    ]
