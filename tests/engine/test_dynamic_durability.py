@@ -17,6 +17,7 @@ from engine import Context, InMemoryEventStore, RequestInput, Runner, Workflow, 
 
 ROOT = Path(__file__).resolve().parents[2]
 CALLS: Counter[str] = Counter()
+FAILING_SKUS: set[str] = set()  # set in this process only: a subprocess starts with none
 
 
 class Price(BaseModel):
@@ -27,6 +28,8 @@ class Price(BaseModel):
 @node
 def price(node_input: str) -> Price:
     CALLS["price"] += 1
+    if node_input in FAILING_SKUS:
+        raise ConnectionError(f"no price for {node_input}")
     return Price(sku=node_input, cents=100 * len(node_input))
 
 
@@ -112,6 +115,25 @@ async def test_resume_in_a_new_process_from_the_json_log_runs_no_completed_child
     assert third["status"] == "completed", third["error"]
     assert third["output"] == {"total": 500, "decisions": ["yes", "no"], "note": "order confirmed by ops"}
     assert third["calls"] == {"orch": 1, "confirm": 1}
+
+
+async def test_a_run_that_failed_here_is_retried_in_a_new_process_from_the_json_log(
+    tmp_path: Path, store: InMemoryEventStore
+) -> None:
+    CALLS.clear()
+    FAILING_SKUS.add("cde")
+    try:
+        failed = await Runner(WORKFLOW, store=store).run(["ab", "cde"])
+    finally:
+        FAILING_SKUS.clear()
+    assert failed.status == "failed"
+    assert "no price for cde" in (failed.error or "")
+
+    retried = resume_elsewhere(tmp_path, store.dump(failed.session_id), {})
+
+    assert retried["status"] == "waiting", retried["error"]
+    assert retried["pending"] == ["approve-ab", "approve-cde", "confirm"]
+    assert retried["calls"] == {"orch": 1, "price": 1, "approve": 2, "confirm": 1}
 
 
 async def test_a_recorded_log_kept_next_to_the_tests_still_resumes() -> None:
