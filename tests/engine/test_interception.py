@@ -719,3 +719,35 @@ async def test_case1_path_met_twice_in_a_resumed_turn_replays_or_re_runs_it_once
 
     assert result.output == ["fetched", "fetched", "approved yes", "approved yes"]
     assert calls == {"orch": 2, "fetch": 1, "approve": 2}
+
+
+async def test_answer_given_while_a_resume_runs_is_taken_up_without_running_anything_twice(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node(rerun_on_resume=True)
+    async def worker(ctx: Context, node_input: int) -> AsyncGenerator[Any, None]:
+        calls[f"worker{node_input}"] += 1
+        await asyncio.sleep(0.01)
+        if f"q{node_input}" in ctx.resume_inputs:
+            yield ctx.resume_inputs[f"q{node_input}"]
+        else:
+            yield RequestInput(interrupt_id=f"q{node_input}")
+
+    @node(rerun_on_resume=True)
+    async def supervisor(ctx: Context, node_input: list[int]) -> list[Any]:
+        return list(await asyncio.gather(*(ctx.run_node(worker, item) for item in node_input)))
+
+    runner = Runner(single(supervisor), store=store)
+    first = await runner.run([1, 2, 3])
+    resuming = asyncio.create_task(runner.resume(first.session_id, {"q1": "A"}))
+    while calls["worker1"] < 2:  # worker 1 is running again
+        await asyncio.sleep(0.001)
+
+    await runner.answer(first.session_id, {"q2": "B"})
+    second = await resuming
+
+    assert [i.id for i in second.interrupts] == ["q3"]
+    assert calls == {"worker1": 2, "worker2": 2, "worker3": 1}
+    result = await runner.resume(first.session_id, {"q3": "C"})
+    assert result.output == ["A", "B", "C"]
+    assert calls == {"worker1": 2, "worker2": 2, "worker3": 2}
