@@ -722,7 +722,7 @@ async def test_case1_path_met_twice_in_a_resumed_turn_replays_or_re_runs_it_once
 
 
 async def test_answer_given_while_a_resume_runs_is_taken_up_without_running_anything_twice(
-    calls: Counter[str], store: InMemoryEventStore
+    calls: Counter[str], any_store: InMemoryEventStore
 ) -> None:
     @node(rerun_on_resume=True)
     async def worker(ctx: Context, node_input: int) -> AsyncGenerator[Any, None]:
@@ -737,7 +737,7 @@ async def test_answer_given_while_a_resume_runs_is_taken_up_without_running_anyt
     async def supervisor(ctx: Context, node_input: list[int]) -> list[Any]:
         return list(await asyncio.gather(*(ctx.run_node(worker, item) for item in node_input)))
 
-    runner = Runner(single(supervisor), store=store)
+    runner = Runner(single(supervisor), store=any_store)
     first = await runner.run([1, 2, 3])
     resuming = asyncio.create_task(runner.resume(first.session_id, {"q1": "A"}))
     while calls["worker1"] < 2:  # worker 1 is running again
