@@ -751,3 +751,32 @@ async def test_answer_given_while_a_resume_runs_is_taken_up_without_running_anyt
     result = await runner.resume(first.session_id, {"q3": "C"})
     assert result.output == ["A", "B", "C"]
     assert calls == {"worker1": 2, "worker2": 2, "worker3": 2}
+
+
+async def test_two_concurrent_resumes_of_one_session_run_each_answered_child_once(
+    calls: Counter[str], any_store: InMemoryEventStore
+) -> None:
+    @node(rerun_on_resume=True)
+    async def worker(ctx: Context, node_input: int) -> AsyncGenerator[Any, None]:
+        calls[f"worker{node_input}"] += 1
+        await asyncio.sleep(0.01)
+        if f"q{node_input}" in ctx.resume_inputs:
+            yield ctx.resume_inputs[f"q{node_input}"]
+        else:
+            yield RequestInput(interrupt_id=f"q{node_input}")
+
+    @node(rerun_on_resume=True)
+    async def supervisor(ctx: Context, node_input: list[int]) -> list[Any]:
+        return list(await asyncio.gather(*(ctx.run_node(worker, item) for item in node_input)))
+
+    runner = Runner(single(supervisor), store=any_store)
+    first = await runner.run([1, 2, 3])
+
+    ann, bob = await asyncio.gather(
+        runner.resume(first.session_id, {"q1": "A"}, actor="ann"),
+        runner.resume(first.session_id, {"q2": "B"}, actor="bob"),
+    )
+
+    assert calls == {"worker1": 2, "worker2": 2, "worker3": 1}
+    assert [i.id for i in (await runner.result(first.session_id)).interrupts] == ["q3"]
+    assert {ann.status, bob.status} == {"waiting"}
