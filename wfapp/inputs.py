@@ -36,7 +36,8 @@ def schema_errors(schema: dict[str, Any] | None, value: Any) -> dict[str, list[s
             for name in required:
                 if name not in error.instance:
                     field = f"{path}.{name}" if path else str(name)
-                    errors.setdefault(field, []).append("This field is required.")
+                    # jsonschema reports each missing key once, each time with the whole list.
+                    errors[field] = ["This field is required."]
             continue
         errors.setdefault(path, []).append(error.message)
     return errors

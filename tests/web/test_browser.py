@@ -268,7 +268,7 @@ def test_answer_with_the_keyboard_only(browser: Browser, server: Server) -> None
     focused = inbox.evaluate("() => document.activeElement.textContent.trim()")
     assert focused == "Approve"
     inbox.keyboard.press("Enter")
-    expect(inbox.locator(".inbox-item.answered")).to_contain_text('"comment": "Fine by me"')
+    expect(inbox.locator(".inbox-item.answered")).to_contain_text("Approved · Comment: Fine by me")
     context.close()
 
 

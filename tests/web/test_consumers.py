@@ -236,3 +236,20 @@ async def test_a_long_backlog_arrives_whole_in_batches(olga: User, monkeypatch: 
     await comm.send_to(text_data=json.dumps({"type": "hello", "last_seq": 0}))
     assert seqs(await drain(comm)) == list(range(1, last + 1))
     await comm.disconnect()
+
+
+async def test_inbox_total_follows_answers_live(olga: User) -> None:
+    comm = await socket("/ws/inbox/?workflow=expense_approval", olga)
+    assert (await comm.connect())[0]
+    await comm.send_to(text_data=json.dumps({"type": "hello", "watermark": 0, "rendered_at": "x"}))
+    await drain(comm)
+    run = await start()
+    assert 'id="inbox-total" hx-swap-oob="true">2 pending matching</p>' in await drain(comm)
+    rows = [r async for r in Interrupt.objects.filter(session_id=run).order_by("pk")]
+    await services.answer_interrupt(
+        run, rows[0].interrupt_id, {"approved": False, "comment": "no receipt"}, user=olga, advance=False
+    )
+    html = await drain(comm)
+    assert 'id="inbox-total" hx-swap-oob="true">1 pending matching</p>' in html
+    assert "Rejected · Comment: no receipt" in html
+    await comm.disconnect()

@@ -150,3 +150,11 @@ def test_bulk_answers_each_item_and_reports(operator_client: Client, start_run, 
         assert row.status == InterruptStatus.ANSWERED
         assert row.answer == {"approved": decision == "approve", "comment": ""}
         assert f'id="interrupt-{row.pk}" hx-swap-oob="true"' in html
+
+
+def test_filters_matching_nothing_say_so_and_offer_to_clear(operator_client: Client, start_run) -> None:
+    start_run()
+    html = operator_client.get(reverse("inbox"), {"q": "no such words"}).content.decode()
+    assert "No pending question matches these filters." in html
+    assert "Nothing is waiting for you" not in html
+    assert f'<a href="{reverse("inbox")}">Clear the filters</a>' in html

@@ -302,3 +302,13 @@ def test_json_fields_show_a_skeleton_to_fill_in() -> None:
     }
     assert widget(SchemaForm(schema), "x").attrs["placeholder"] == '[{"sku": "", "kind": "a", "qty": 1}]'
     assert "placeholder" not in widget(SchemaForm(one({})), "x").attrs
+
+
+def test_every_missing_required_field_gets_its_own_error() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "string"}},
+        "required": ["a", "b", "c"],
+    }
+    form = SchemaForm(schema, data=post(a="1"))
+    assert form.errors == {"b": ["This field is required."], "c": ["This field is required."]}

@@ -20,34 +20,12 @@ from wfapp.registry import all_workflows
 from wfapp.services import can_answer
 from wfapp.web import queries
 from wfapp.web.graph_svg import render_graph
-from wfapp.web.run_state import Entry, describe_event, fold_state, node_statuses, pretty, preview
+from wfapp.web.readable import Row, answer_summary, pretty, rows
+from wfapp.web.run_state import Entry, describe_event, fold_state, node_statuses
 from wfapp.web.schema_form import SchemaForm, bulk_decision
 
 RUN_GRAPH_ID = "run-graph-svg"
 WITHDRAWN = (InterruptStatus.CANCELLED, InterruptStatus.SUPERSEDED)
-
-
-@dataclass
-class PayloadRow:
-    label: str
-    text: str
-    block: bool  # nested values show as formatted JSON
-
-
-def payload_rows(payload: Any) -> list[PayloadRow]:
-    """A readable view of an interrupt's payload: one row per top-level key."""
-    if payload is None:
-        return []
-    if not isinstance(payload, dict):
-        return [PayloadRow("Details", pretty(payload), True)]
-    rows = []
-    for key, value in payload.items():
-        label = str(key).replace("_", " ").capitalize()
-        if isinstance(value, dict | list):
-            rows.append(PayloadRow(label, pretty(value), True))
-        else:
-            rows.append(PayloadRow(label, "—" if value is None else str(value), False))
-    return rows
 
 
 @dataclass
@@ -57,7 +35,7 @@ class AskView:
     row: Interrupt
     form: SchemaForm
     bulk: bool
-    payload: list[PayloadRow] = field(default_factory=list)
+    payload: list[Row] = field(default_factory=list)
 
     @property
     def dom_id(self) -> str:
@@ -73,14 +51,14 @@ class AskView:
 
     @property
     def answer_text(self) -> str:
-        return preview(self.row.answer)
+        return answer_summary(self.row.answer)
 
 
 def ask_view(row: Interrupt, data: Any = None, *, allow_bulk: bool = True) -> AskView:
     """The view of one interrupt; `allow_bulk` offers the bulk checkbox (the inbox has the bulk form)."""
     form = SchemaForm(row.response_schema, data=data, id_prefix=f"i{row.pk}-")
     bulk = allow_bulk and bulk_decision(row.response_schema) is not None
-    return AskView(row, form, bulk, payload_rows(row.payload))
+    return AskView(row, form, bulk, rows(row.payload, "Details"))
 
 
 def ask_views(rows: list[Interrupt], *, allow_bulk: bool = True) -> list[AskView]:
@@ -99,7 +77,7 @@ class ClosedView:
 
     @property
     def answer_text(self) -> str:
-        return preview(self.row.answer)
+        return answer_summary(self.row.answer)
 
 
 def closed_views(rows: list[Interrupt]) -> list[ClosedView]:
@@ -142,6 +120,7 @@ def result_context(session: Session) -> dict[str, Any]:
         "state": state,
         "state_text": pretty(state),
         "output_text": pretty(session.output),
+        "output_rows": rows(session.output, "Result"),
         "input_text": pretty(session.input),
         "can_cancel": session.status in (RunStatus.RUNNING, RunStatus.WAITING, RunStatus.FAILED),
         "can_retry": session.status == RunStatus.FAILED,
@@ -235,6 +214,8 @@ def inbox_update(
         "closed_asks": closed_views(list(visible.filter(closing).order_by("-pk")[:50])),
         "newest": bool(filters.get("newest")),
         "pending_count": queries.pending_count(user),
+        "filters": filters,
+        "page": {"count": queries.pending_matching_count(user, workflow=filters.get("workflow", ""), q=filters.get("q", ""))},
     }
     return render_to_string("wfapp/live.html#inbox_update", context), {row.pk for row in new_rows}
 

@@ -73,6 +73,20 @@ def pending_count(user: Any) -> int:
     return answerable(user).filter(status=InterruptStatus.PENDING).count()
 
 
+def _pending_matching(user: Any, workflow: str, q: str) -> QuerySet[Interrupt]:
+    rows = answerable(user).filter(status=InterruptStatus.PENDING)
+    if workflow:
+        rows = rows.filter(workflow=workflow)
+    if q:
+        rows = rows.filter(message__icontains=q)
+    return rows
+
+
+def pending_matching_count(user: Any, *, workflow: str = "", q: str = "") -> int:
+    """How many pending interrupts the inbox's filters match now (its "N pending" line)."""
+    return _pending_matching(user, workflow, q).count()
+
+
 def inbox_page(
     user: Any,
     *,
@@ -87,13 +101,9 @@ def inbox_page(
     With `up_to` (an `interrupt_watermark()` taken first), later interrupts are left to the
     live socket, so a page and its socket never both show one.
     """
-    rows = answerable(user).filter(status=InterruptStatus.PENDING)
+    rows = _pending_matching(user, workflow, q)
     if up_to is not None:
         rows = rows.filter(pk__lte=up_to)
-    if workflow:
-        rows = rows.filter(workflow=workflow)
-    if q:
-        rows = rows.filter(message__icontains=q)
     total = rows.count()
     order = ("-created_at", "-id") if newest else ("created_at", "id")
     after = decode_cursor(cursor, 2)

@@ -6,13 +6,12 @@ graph, deeper segments are dynamic children shown under it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-PREVIEW_CHARS = 160
+from wfapp.web.readable import answer_summary, pretty, preview
 
 # What each event kind means for the status of the node at its path; others change nothing.
 _NODE_STATUS = {
@@ -75,17 +74,6 @@ def fold_state(deltas: Iterable[Any]) -> dict[str, Any]:
     return state
 
 
-def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
-    """A one-line JSON preview of `value`, cut to `limit` characters."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def pretty(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
-
-
 @dataclass(frozen=True)
 class Entry:
     """One line of the run timeline."""
@@ -123,7 +111,8 @@ def describe_event(
         answer = data.get("answer") or {}
         actor = str(answer.get("actor") or author or "")
         title = f"Answered by {actor}" if actor else "Answered"
-        return _with_value(seq, timestamp, kind, node_path, title, answer.get("value"), actor)
+        value = answer.get("value")
+        return Entry(seq, timestamp, kind, node_path, title, answer_summary(value), pretty(value), actor)
     if kind == "error":
         error = data.get("error") or {}
         text = f"{error.get('type', 'Error')}: {error.get('message', '')}"

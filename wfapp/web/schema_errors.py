@@ -80,7 +80,7 @@ def _message(error: ValidationError, widget: Widget | None) -> str:
 def _leaf_errors(errors: Iterable[ValidationError], root: Widget) -> Iterable[ValidationError]:
     """Replace `anyOf`/`oneOf` failures on form widgets with their most relevant branch error."""
     for error in errors:
-        target = find_widget(root, _error_path(error))
+        target = find_widget(root, _error_paths(error)[0])
         if error.validator in ("anyOf", "oneOf") and error.context and target.kind != "json":
             # A branch of the wrong type says least: prefer the branch that failed a constraint.
             relevant = [e for e in error.context if e.validator != "type"] or error.context
@@ -89,14 +89,15 @@ def _leaf_errors(errors: Iterable[ValidationError], root: Widget) -> Iterable[Va
             yield error
 
 
-def _error_path(error: ValidationError) -> list[str | int]:
+def _error_paths(error: ValidationError) -> list[list[str | int]]:
+    """Where the error belongs; a "required" error names every missing key, each its own field."""
     path = list(error.absolute_path)
     required = error.validator_value
     if error.validator == "required" and isinstance(error.instance, dict) and isinstance(required, list):
         missing = [k for k in required if k not in error.instance]
         if missing:
-            path.append(missing[0])
-    return path
+            return [[*path, key] for key in missing]
+    return [path]
 
 
 def find_widget(root: Widget, path: list[str | int]) -> Widget:
@@ -115,15 +116,15 @@ def validate(schema: dict[str, Any], value: Any, root: Widget) -> dict[str, list
     validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
     found: dict[str, list[str]] = {}
     for error in _leaf_errors(validator.iter_errors(value), root):
-        path = _error_path(error)
-        widget = find_widget(root, path)
-        message = _message(error, widget)
-        inner = path[len(widget.path) :]
-        if inner and widget.kind == "json":
-            message = f"At {path_key(inner)}: {message}"
-        elif inner and widget.kind == "lines" and isinstance(inner[0], int):
-            message = f"Line {inner[0] + 1}: {message}"
-        bucket = found.setdefault(widget.key, [])
-        if message not in bucket:
-            bucket.append(message)
+        for path in _error_paths(error):
+            widget = find_widget(root, path)
+            message = _message(error, widget)
+            inner = path[len(widget.path) :]
+            if inner and widget.kind == "json":
+                message = f"At {path_key(inner)}: {message}"
+            elif inner and widget.kind == "lines" and isinstance(inner[0], int):
+                message = f"Line {inner[0] + 1}: {message}"
+            bucket = found.setdefault(widget.key, [])
+            if message not in bucket:
+                bucket.append(message)
     return found
