@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import TITLES, WORKLOADS
-from bench.summary import find
+from bench.summary import find, summarize, targets
 
 ENGINE_NAMES = {"ours": "ours", "floor": "floor", "adk": "google-adk", "langgraph": "LangGraph"}
 
@@ -220,8 +220,9 @@ def _hitl(doc: dict[str, Any]) -> list[str]:
         "how often the children that ask for input ran in all (each once, plus re-runs). GC in "
         "last resume: the garbage collector's share of it (a full collection lands wherever the "
         "allocation count says; in W6s it tends to land on the last resume). Replay per child: "
-        "slope of the resume time, collector time taken out, over the history it fast-forwards "
-        "(in brackets with the collector's time left in).",
+        "how much a resume's time grows per child added to the history it fast-forwards: for each "
+        "resume the fastest run with the collector's time taken out, Theil-Sen slope (in brackets: "
+        "the plain least-squares slope of each run, collector included, median over runs).",
         "",
         *_table(
             [
@@ -360,6 +361,10 @@ def render(doc: dict[str, Any]) -> str:
 def main() -> int:
     src = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).with_name("results.json"))
     doc = json.loads(src.read_text())
+    # Derive the figures again from the raw samples, so a better estimator needs no new run.
+    doc["configs"] = [summarize(row) for row in doc["configs"]]
+    doc["targets"] = targets(doc)
+    src.write_text(json.dumps(doc, indent=1, default=repr) + "\n")
     out = src.with_name(src.name.replace("results", "RESULTS").replace(".json", ".md"))
     out.write_text(render(doc))
     print(f"wrote {out}")

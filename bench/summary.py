@@ -14,29 +14,49 @@ def _median(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def replay_slope_us(resumes: list[float], k: int) -> float | None:
+def replay_slope_us(resumes: list[float], k: int, *, robust: bool = False) -> float | None:
     """µs of replay per fast-forwarded child in W6s, from the growth of resume times.
 
     Resume i (0-based) fast-forwards the i answered rounds before it plus the k quick children
     of its own round, then does the same new work every time (k quick children and the next
-    interrupt): the least-squares slope of its time against i, divided by the k + 1 children a
-    round adds to the history, is the cost of replaying one child. The last resume does no new
-    work and is left out.
+    interrupt): the slope of its time against i, divided by the k + 1 children a round adds to
+    the history, is the cost of replaying one child. The last resume does no new work and is
+    left out. ``robust`` takes the Theil-Sen slope (the median of the pairwise slopes), which
+    other processes' bursts on a shared machine do not drag; otherwise least squares.
     """
     ys = resumes[:-1]
     if len(ys) < 3:
         return None
+    if robust:
+        pairs = [(ys[j] - ys[i]) / (j - i) for i in range(len(ys)) for j in range(i + 1, len(ys))]
+        return statistics.median(pairs) / (k + 1) * 1e6
     xs = list(range(len(ys)))
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
     slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
     return slope / (k + 1) * 1e6
 
 
+def replay_cost_us(samples: list[dict[str, Any]], k: int) -> float | None:
+    """The replay cost the W6s target is checked on: the engine's own work, noise taken out.
+
+    For each resume, the fastest of the runs with the collector's time subtracted (the usual
+    estimate of a CPU cost on a noisy machine, as ``timeit`` advises), then the Theil-Sen slope.
+    """
+    series = [
+        [t - g for t, g in zip(s["resumes"], s["resumes_gc"], strict=True)]
+        for s in samples
+        if s.get("resumes_gc")
+    ]
+    if not series:
+        return None
+    return replay_slope_us([min(column) for column in zip(*series, strict=True)], k, robust=True)
+
+
 def summarize(raw: dict[str, Any]) -> dict[str, Any]:
     """Add medians and per-unit figures to one worker's result."""
     row = dict(raw)
     samples = raw.get("samples") or []
-    row["ok"] = "error" not in raw and bool(samples)
+    row["ok"] = not raw.get("error") and bool(samples)
     row.setdefault("error", None)
     if not row["ok"]:
         row["median_s"] = None
@@ -63,13 +83,8 @@ def summarize(raw: dict[str, Any]) -> dict[str, Any]:
         if workload == "W6s":
             k = size.get("k", 0)
             raw_slopes = [replay_slope_us(s["resumes"], k) for s in samples]
-            net_slopes = [
-                replay_slope_us([t - g for t, g in zip(s["resumes"], s["resumes_gc"], strict=True)], k)
-                for s in samples
-                if s.get("resumes_gc")
-            ]
             row["replay_us_per_child_with_gc"] = _median([x for x in raw_slopes if x is not None])
-            row["replay_us_per_child"] = _median([x for x in net_slopes if x is not None])
+            row["replay_us_per_child"] = replay_cost_us(samples, k)
     else:
         row["per_unit_us"] = row["median_s"] / count * 1e6
         if workload in ("W6", "W6s"):  # the floor: no resumes, its calls stand for them
@@ -203,7 +218,7 @@ def targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
     out.append(
         _target(
             "W6s-replay",
-            "W6s: replay <= 10 µs per fast-forwarded child",
+            "W6s: replay <= 10 µs per fast-forwarded child (fastest run per resume, collector time out)",
             ours6s.get("replay_us_per_child") if ours6s else None,
             10.0,
             at_most=True,
