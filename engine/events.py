@@ -9,7 +9,8 @@ are plain JSON data: ``Event.model_dump(mode="json")`` round-trips through
 Kinds of stored events:
 
 ===============  ==========================================================
-``started``      a node execution began (``node_path``)
+``started``      a node execution began (``node_path``; ``seen_seq``: the log position
+                 its replay decision was based on)
 ``output``       a node yielded its output (``output``, ``output_for``)
 ``route``        a node yielded a route without output
 ``state``        a node yielded a state delta only
@@ -92,6 +93,7 @@ class Event(BaseModel):
     answer: Answer | None = None
     error: ErrorInfo | None = None
     status: str | None = None
+    seen_seq: int | None = None
 
 
 class RequestInput(BaseModel):

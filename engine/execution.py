@@ -123,7 +123,7 @@ class SessionRun:
             state=State(self.index.state),
             task=asyncio.current_task(),
         )
-        self.writer.enqueue(draft("started", path, author))
+        self.writer.enqueue(draft("started", path, author, seen_seq=self.index.last_seq))
         return await self._run(execution, node_input)
 
     async def _answer_as_output(

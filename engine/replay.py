@@ -19,8 +19,8 @@ class NodeRecord:
     """What the log says about one node path."""
 
     __slots__ = (
-        "answers_since_start", "done", "error", "failed_below", "has_output", "output", "pending",
-        "resolved", "route", "seq", "started",
+        "answered_at", "done", "error", "failed_below", "has_output", "output", "pending",
+        "resolved", "route", "seen_up_to", "seq", "started",
     )
 
     def __init__(self) -> None:
@@ -32,7 +32,8 @@ class NodeRecord:
         self.error: ErrorInfo | None = None
         self.pending: dict[str, Interrupt] = {}
         self.resolved: dict[str, Any] = {}
-        self.answers_since_start = 0
+        self.answered_at = 0  # seq of the latest answer to a question at or below this path
+        self.seen_up_to = 0  # the log position the latest execution's decision was based on
         self.failed_below: set[str] = set()
         self.seq = 0  # where the execution completed in the log
 
@@ -81,7 +82,7 @@ class ReplayIndex:
             record.started = True
             record.done = False
             record.error = None
-            record.answers_since_start = 0
+            record.seen_up_to = event.seen_seq if event.seen_seq is not None else event.seq
             record.forget_outcome()
         elif kind in ("completed", "output", "route", "state"):
             self._apply_outcome(event)
@@ -151,7 +152,7 @@ class ReplayIndex:
             record = self.record(prefix)
             record.pending.pop(answer.interrupt_id, None)
             record.resolved[answer.interrupt_id] = answer.value
-            record.answers_since_start += 1
+            record.answered_at = event.seq
 
 
 class Action(Enum):
@@ -169,7 +170,7 @@ def decide(record: NodeRecord | None, *, rerun_on_resume: bool, is_workflow: boo
     if is_workflow:
         return Action.RERUN
     if record.pending:
-        if rerun_on_resume and (record.answers_since_start or record.failed_below):
+        if rerun_on_resume and (record.answered_at > record.seen_up_to or record.failed_below):
             return Action.RERUN  # an answer or a failure below it needs this node to run again
         return Action.WAIT
     if record.done:

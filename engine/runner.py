@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .answers import check_answer
 from .errors import (
+    ConcurrencyError,
     InterruptAlreadyAnswered,
     InvalidAnswerError,
     InvalidInputError,
@@ -26,6 +28,8 @@ from .store import FINAL_STATUSES, EventStore, SessionInfo
 from .values import to_json
 from .workflow import Workflow
 from .writer import LogWriter, draft
+
+_ANSWER_ATTEMPTS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +60,7 @@ class Runner:
         self._root = f"{workflow.name}@1"
         self._turns: dict[str, asyncio.Task[RunResult]] = {}
         self._cancelled_by: dict[str, str | None] = {}
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     # -- public API ---------------------------------------------------------------
 
@@ -161,6 +166,27 @@ class Runner:
             raise SessionStateError(f"Session {loaded.info.session_id!r} is {status}; it cannot continue")
 
     async def _record_answers(self, loaded: _Loaded, answers: Mapping[str, Any], actor: str | None) -> None:
+        for _ in range(_ANSWER_ATTEMPTS):
+            drafts = self._answer_drafts(loaded, answers, actor)
+            try:
+                await loaded.writer.write(*drafts)
+                return
+            except ConcurrencyError:
+                # A turn in flight moved the log on while we checked: read on and check again.
+                await self._catch_up(loaded)
+        raise ConcurrencyError(loaded.info.session_id, loaded.index.last_seq, -1)
+
+    async def _catch_up(self, loaded: _Loaded) -> None:
+        """Fold what others appended since ``loaded`` was read; start a fresh writer."""
+        session_id = loaded.info.session_id
+        for event in await self.store.list_events(session_id, after_seq=loaded.index.last_seq):
+            loaded.index.apply(event)
+        loaded.writer = self._writer(session_id, loaded.index)
+
+    def _answer_drafts(
+        self, loaded: _Loaded, answers: Mapping[str, Any], actor: str | None
+    ) -> list[dict[str, Any]]:
+        """Check every answer (pending, storable, valid) and build its event; raise caller errors."""
         index, session_id = loaded.index, loaded.info.session_id
         for interrupt_id in answers:
             if interrupt_id in index.pending:
@@ -179,19 +205,28 @@ class Runner:
             check_answer(interrupt_id, interrupt.response_schema, stored)
             answer = Answer(interrupt_id=interrupt_id, value=stored, actor=actor)
             drafts.append(draft("answer", interrupt.node_path, actor or "user", answer=answer))
-        await loaded.writer.write(*drafts)
+        return drafts
 
     # -- executing ------------------------------------------------------------------
 
     async def _turn(self, loaded: _Loaded, node_input: Any) -> RunResult:
         session_id = loaded.info.session_id
-        task = asyncio.ensure_future(self._execute(loaded, node_input))
-        self._turns[session_id] = task
-        try:
-            return await asyncio.shield(task)
-        finally:
-            if task.done():
-                self._turns.pop(session_id, None)
+        lock = self._locks.get(session_id)
+        if lock is None:
+            lock = self._locks[session_id] = asyncio.Lock()
+        waited = lock.locked()
+        async with lock:  # one turn per session at a time in this runner
+            if waited:
+                await self._catch_up(loaded)  # the turn we waited for wrote events
+                if loaded.index.status in FINAL_STATUSES:
+                    return self._result(session_id, loaded.index.status, loaded.index)
+            task = asyncio.ensure_future(self._execute(loaded, node_input))
+            self._turns[session_id] = task
+            try:
+                return await asyncio.shield(task)
+            finally:
+                if task.done():
+                    self._turns.pop(session_id, None)
 
     async def _execute(self, loaded: _Loaded, node_input: Any) -> RunResult:
         session_id, index, writer = loaded.info.session_id, loaded.index, loaded.writer
