@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import inspect
 import sys
+import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigurationError, WorkflowError
+from .events import Event, RequestInput
 
 _CTX, _INPUT, _STATE = 0, 1, 2
 _NO_DEFAULT = inspect.Parameter.empty
@@ -42,6 +44,14 @@ def _caller_namespace() -> dict[str, Any]:
 
 
 _INTERNAL = frozenset({"engine", "pydantic", "functools", "typing"})
+
+
+def _returns_events(annotation: Any) -> bool:
+    """``-> Event`` or ``-> RequestInput`` (alone or in a union) declares no output type."""
+    candidates = typing.get_args(annotation) if isinstance(annotation, types.UnionType) or (
+        typing.get_origin(annotation) is typing.Union
+    ) else (annotation,)
+    return any(isinstance(c, type) and issubclass(c, Event | RequestInput) for c in candidates)
 
 
 def _closure(func: Callable[..., Any]) -> dict[str, Any]:
@@ -91,7 +101,7 @@ def read_signature(func: Callable[..., Any], node_name: str, context_type: type)
     input_type = hints.get(input_name) if input_name else None
     plan = tuple((p.name, roles.get(p.name, _STATE), p.default) for p in params)
     output_type = None if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func) else hints.get("return")
-    if output_type is type(None):
+    if output_type is type(None) or _returns_events(output_type):
         output_type = None
     return Signature(plan, input_name, input_type, output_type)
 

@@ -30,17 +30,51 @@ class NodeRecord:
         self.output: Any = None
         self.route: Any = None
         self.error: ErrorInfo | None = None
-        self.pending: dict[str, Interrupt] = {}
-        self.resolved: dict[str, Any] = {}
+        # Most paths never see a question or a failure: these share one empty value until
+        # the first write (see ask/answer/withdraw/mark_failed), to keep replay allocations low.
+        self.pending: dict[str, Interrupt] = _NO_QUESTIONS
+        self.resolved: dict[str, Any] = _NO_ANSWERS
         self.answered_at = 0  # seq of the latest answer to a question at or below this path
         self.seen_up_to = 0  # the log position the latest execution's decision was based on
-        self.failed_below: set[str] = set()
+        self.failed_below: frozenset[str] | set[str] = frozenset()
         self.seq = 0  # where the execution completed in the log
 
+
+    def ask(self, interrupt: Interrupt) -> None:
+        if self.pending is _NO_QUESTIONS:
+            self.pending = {}
+        self.pending[interrupt.id] = interrupt
+        if interrupt.id in self.resolved:
+            del self.resolved[interrupt.id]
+
+    def answer(self, interrupt_id: str, value: Any, seq: int) -> None:
+        if interrupt_id in self.pending:
+            del self.pending[interrupt_id]
+        if self.resolved is _NO_ANSWERS:
+            self.resolved = {}
+        self.resolved[interrupt_id] = value
+        self.answered_at = seq
+
+    def withdraw(self, interrupt_id: str) -> None:
+        if interrupt_id in self.pending:
+            del self.pending[interrupt_id]
+
+    def mark_failed(self, path: str, failed: bool) -> None:
+        if failed:
+            if not isinstance(self.failed_below, set):
+                self.failed_below = set()
+            self.failed_below.add(path)
+        elif path in self.failed_below:
+            assert isinstance(self.failed_below, set)
+            self.failed_below.discard(path)
 
     def forget_outcome(self) -> None:
         self.output = self.route = None
         self.has_output = False
+
+
+_NO_QUESTIONS: dict[str, Interrupt] = {}
+_NO_ANSWERS: dict[str, Any] = {}
 
 
 def ancestors(path: str) -> list[str]:
@@ -126,33 +160,24 @@ class ReplayIndex:
         for interrupt_id in asked:
             self.pending.pop(interrupt_id, None)
             for prefix in ancestors(path):
-                self.record(prefix).pending.pop(interrupt_id, None)
+                self.record(prefix).withdraw(interrupt_id)
 
     def _mark_failed(self, path: str, failed: bool) -> None:
         """Tell the ancestors of ``path`` that a descendant failed, or no longer has."""
         for prefix in ancestors(path)[:-1]:
-            below = self.record(prefix).failed_below
-            if failed:
-                below.add(path)
-            else:
-                below.discard(path)
+            self.record(prefix).mark_failed(path, failed)
 
     def _apply_interrupt(self, interrupt: Interrupt) -> None:
         self.pending[interrupt.id] = interrupt
         for path in ancestors(interrupt.node_path):
-            record = self.record(path)
-            record.pending[interrupt.id] = interrupt
-            record.resolved.pop(interrupt.id, None)
+            self.record(path).ask(interrupt)
 
     def _apply_answer(self, event: Event, answer: Answer) -> None:
         interrupt = self.pending.pop(answer.interrupt_id, None)
         self.answered[answer.interrupt_id] = event
         path = interrupt.node_path if interrupt is not None else event.node_path
         for prefix in ancestors(path):
-            record = self.record(prefix)
-            record.pending.pop(answer.interrupt_id, None)
-            record.resolved[answer.interrupt_id] = answer.value
-            record.answered_at = event.seq
+            self.record(prefix).answer(answer.interrupt_id, answer.value, event.seq)
 
 
 class Action(Enum):

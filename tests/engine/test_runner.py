@@ -9,7 +9,17 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from engine import START, Event, InMemoryEventStore, Interrupt, RequestInput, Runner, RunResult, Workflow, node
+from engine import (
+    START,
+    Event,
+    InMemoryEventStore,
+    Interrupt,
+    RequestInput,
+    Runner,
+    RunResult,
+    Workflow,
+    node,
+)
 from engine.errors import (
     CallerError,
     InterruptAlreadyAnswered,
@@ -233,3 +243,14 @@ async def test_an_input_that_cannot_be_stored_is_refused_before_anything_is_writ
 
 def lambda_free_echo(node_input: Any) -> Any:
     return node_input
+
+
+async def test_a_node_annotated_to_return_an_event_routes_its_output() -> None:
+    def b(node_input: int) -> Event:
+        return Event(output=node_input + 1, route="go")
+
+    def c(node_input: int) -> int:
+        return node_input * 10
+
+    result = await Runner(Workflow(name="annotated", edges=[(START, b, {"go": c})])).run(1)
+    assert (result.status, result.output) == ("completed", 20)
