@@ -10,7 +10,7 @@ PYTHON ?= $(shell for c in python3.14 python3.13 python3.12 python3 \
 	  $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { echo $$p; break; }; \
 	done)
 
-.PHONY: venv test lint typecheck clean run
+.PHONY: venv test lint typecheck clean run bench
 
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -35,6 +35,10 @@ run: venv
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py ensure_admin
 	exec $(PY) manage.py serve --host $(HOST) --port $(PORT)
+
+# The benchmarks (../shared/design/BENCHMARKS.md): our engine, google-adk and LangGraph side by side.
+bench: venv
+	$(PY) bench/run.py
 
 lint: venv
 	$(VENV)/bin/ruff check engine wfapp tests
