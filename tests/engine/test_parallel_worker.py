@@ -233,3 +233,29 @@ async def test_bounded_parallel_worker_collects_every_items_interrupt(
     result = await runner.resume(first.session_id, {f"i{n}": n * n for n in range(6)})
     assert result.output == [n * n for n in range(6)]
     assert calls == {f"item{n}": 1 for n in range(6)}
+
+
+async def test_parallel_worker_items_may_orchestrate_children_and_resume_separately(
+    calls: Counter[str], store: InMemoryEventStore, read_log: Any
+) -> None:
+    @node
+    async def check(node_input: int) -> AsyncGenerator[Any, None]:
+        calls[f"check{node_input}"] += 1
+        if node_input == 2:
+            yield RequestInput(interrupt_id="two")
+        else:
+            yield node_input * 10
+
+    @node(parallel_worker=True, rerun_on_resume=True)
+    async def item(ctx: Context, node_input: int) -> int:
+        calls[f"item{node_input}"] += 1
+        return await ctx.run_node(check, node_input) + 1
+
+    runner = Runner(Workflow(name="wf", edges=[("START", item)]), store=store)
+    first = await runner.run([1, 2, 3])
+    assert [i.node_path for i in first.interrupts] == ["wf@1/item@1/item@2/check@1"]
+
+    result = await runner.resume(first.session_id, {"two": 20})
+
+    assert result.output == [11, 21, 31]
+    assert calls == {"item1": 1, "item2": 2, "item3": 1, "check1": 1, "check2": 1, "check3": 1}
