@@ -89,7 +89,7 @@ def build(workload: str, n: int, k: int) -> Workflow:
         def a(node_input: int) -> int:
             return node_input
 
-        def b(node_input: int):  # returns an Event: route and output (no "-> Event": see RESULTS.md notes)
+        def b(node_input: int) -> Event:
             if node_input < n:
                 return Event(output=node_input + 1, route="again")
             return Event(output=node_input, route="done")
