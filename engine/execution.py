@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from dataclasses import dataclass, field
 from typing import Any
 
 from .answers import check_schema
@@ -12,58 +11,14 @@ from .context import Context, Execution, State
 from .errors import NodeInterruptedError, NodeTimeoutError, RuleViolation, WorkflowError
 from .events import ErrorInfo, Event, Interrupt, RequestInput
 from .nodes import BaseNode, as_node
+from .outcome import Outcome, checked_route, split_group
 from .replay import Action, NodeRecord, ReplayIndex, answers_as_output, decide
 from .values import json_schema, to_json
 from .writer import LogWriter, draft
 
 
-@dataclass(slots=True)
-class Outcome:
-    """How a node execution ended: completed (output, route), waiting or failed."""
-
-    status: str
-    output: Any = None
-    route: Any = None
-    interrupts: list[str] = field(default_factory=list)
-    error: BaseException | None = None
-    seq: int = 0  # for a replayed completion: where it happened in the log
-
-
 def _is_workflow(node: BaseNode) -> bool:
     return node.is_workflow
-
-
-def _split_group(ex: Execution, group: BaseExceptionGroup[Any]) -> tuple[bool, BaseException | None]:
-    """Sort a TaskGroup's exceptions: interrupts make the node wait, anything else fails it."""
-    waiting, rest = group.split(NodeInterruptedError)
-    for signal in _leaves(waiting):
-        assert isinstance(signal, NodeInterruptedError)
-        ex.add_interrupts(signal.interrupt_ids)
-    if rest is None:
-        return True, None
-    first = _leaves(rest)[0]
-    if not isinstance(first, Exception):
-        raise rest
-    return waiting is not None, first
-
-
-def _leaves(group: BaseExceptionGroup[Any] | None) -> list[BaseException]:
-    if group is None:
-        return []
-    found: list[BaseException] = []
-    for error in group.exceptions:
-        found.extend(_leaves(error) if isinstance(error, BaseExceptionGroup) else [error])
-    return found
-
-
-def _checked_route(path: str, route: Any) -> Any:
-    routes = route if isinstance(route, list) else [route]
-    if not routes or any(type(r) not in (str, int, bool) for r in routes):
-        raise WorkflowError(
-            f"Node {path} emitted the route {route!r}; routes are strings, integers or booleans "
-            "(or a list of them)"
-        )
-    return route
 
 
 def _child_author(parent: Execution) -> str:
@@ -166,7 +121,7 @@ class SessionRun:
                 raise
             except BaseExceptionGroup as group:  # asyncio.TaskGroup
                 self.writer.raise_if_broken()
-                interrupted, failure = _split_group(ex, group)
+                interrupted, failure = split_group(ex, group)
             except Exception as error:
                 self.writer.raise_if_broken()  # the log refused an append: stop, do not retry
                 failure = error
@@ -263,7 +218,7 @@ class SessionRun:
             fields["output_for"] = ex.targets
             ex.output_persisted = True
         if route is not None:
-            ex.route = fields["route"] = _checked_route(ex.path, route)
+            ex.route = fields["route"] = checked_route(ex.path, route)
             ex.route_pending = False
         delta = ex.state.take_delta()
         if state:
@@ -320,7 +275,7 @@ class SessionRun:
             fields["output"] = to_json(ex.output, f"The output of node {ex.path}")
             fields["output_for"] = ex.targets
         if ex.route_pending:
-            fields["route"] = _checked_route(ex.path, ex.route)
+            fields["route"] = checked_route(ex.path, ex.route)
         if state:
             fields["state"] = state
         return draft("completed", ex.path, ex.author, **fields), Outcome("completed", ex.output, ex.route)

@@ -21,8 +21,9 @@ from .errors import (
     WorkflowError,
 )
 from .events import Answer, ErrorInfo, Event, Interrupt
-from .execution import Outcome, SessionRun
+from .execution import SessionRun
 from .memory import InMemoryEventStore
+from .outcome import Outcome
 from .replay import ReplayIndex
 from .store import FINAL_STATUSES, EventStore, SessionInfo
 from .values import to_json

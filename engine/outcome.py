@@ -1,0 +1,54 @@
+"""How a node execution ended, and sorting what its body raised or emitted."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .context import Execution
+from .errors import NodeInterruptedError, WorkflowError
+
+
+@dataclass(slots=True)
+class Outcome:
+    """How a node execution ended: completed (output, route), waiting or failed."""
+
+    status: str
+    output: Any = None
+    route: Any = None
+    interrupts: list[str] = field(default_factory=list)
+    error: BaseException | None = None
+    seq: int = 0  # for a replayed completion: where it happened in the log
+
+
+def split_group(ex: Execution, group: BaseExceptionGroup[Any]) -> tuple[bool, BaseException | None]:
+    """Sort a TaskGroup's exceptions: interrupts make the node wait, anything else fails it."""
+    waiting, rest = group.split(NodeInterruptedError)
+    for signal in leaves(waiting):
+        assert isinstance(signal, NodeInterruptedError)
+        ex.add_interrupts(signal.interrupt_ids)
+    if rest is None:
+        return True, None
+    first = leaves(rest)[0]
+    if not isinstance(first, Exception):
+        raise rest
+    return waiting is not None, first
+
+
+def leaves(group: BaseExceptionGroup[Any] | None) -> list[BaseException]:
+    if group is None:
+        return []
+    found: list[BaseException] = []
+    for error in group.exceptions:
+        found.extend(leaves(error) if isinstance(error, BaseExceptionGroup) else [error])
+    return found
+
+
+def checked_route(path: str, route: Any) -> Any:
+    routes = route if isinstance(route, list) else [route]
+    if not routes or any(type(r) not in (str, int, bool) for r in routes):
+        raise WorkflowError(
+            f"Node {path} emitted the route {route!r}; routes are strings, integers or booleans "
+            "(or a list of them)"
+        )
+    return route
