@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from engine import START, Workflow, node
@@ -12,3 +13,13 @@ def fragile(node_input: Any) -> Any:
 
 
 broken = Workflow(name="web_broken", edges=[(START, node(fragile, name="post_to_ledger"))])
+
+
+def post_when_unlocked(node_input: dict[str, Any]) -> dict[str, Any]:
+    """Fail until the file named by the input exists: a failure an operator can fix, then retry."""
+    if not Path(node_input["unlock_file"]).exists():
+        raise RuntimeError("the ledger is locked")
+    return {"posted": True}
+
+
+locked_ledger = Workflow(name="web_locked_ledger", edges=[(START, node(post_when_unlocked, name="post_to_ledger"))])

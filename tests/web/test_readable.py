@@ -77,3 +77,13 @@ def test_run_page_shows_output_and_answers_readably(operator_client: Client, sta
     output = html.split('id="run-output"', 1)[1].split("</dl>", 1)[0]
     assert "<dt>Approved</dt><dd>No</dd>" in output
     assert '"approved": false' not in output
+
+
+def test_timeline_lines_read_as_words() -> None:
+    from wfapp.web.run_state import describe_event
+
+    output = describe_event(5, 0.0, "output", "wf@1/item@1", "wf", {"output": {"sku": "A1", "outcome": "passed"}})
+    assert output.detail == "Sku: A1 · Outcome: passed"
+    routed = describe_event(6, 0.0, "output", "wf@1/triage@1", "wf", {"output": "big", "route": "both"})
+    assert (routed.title, routed.detail) == ("Output · Route", "Output: big · Route: both")
+    assert '"route": "both"' in routed.full  # the exact value is one click away

@@ -82,6 +82,7 @@ def test_completed_run_shows_its_output(operator_client: Client, start_run) -> N
     html = operator_client.get(reverse("run", args=[run])).content.decode()
     assert 'id="run-output"' in html and "Approved automatically" in html
     assert "Cancel run" not in html
+    assert "Waiting for an answer" not in html  # a finished run asks nothing more
 
 
 def test_node_output_is_shown_as_text(operator_client: Client, start_run) -> None:
@@ -135,3 +136,16 @@ def test_failed_run_shows_error_as_text_and_offers_retry(
     response = operator_client.post(reverse("run-retry", args=[run]), HTTP_HX_REQUEST="true")
     assert response.status_code == 200
     assert response["HX-Refresh"] == "true"
+
+
+def test_a_free_form_start_form_asks_for_the_input(operator_client: Client, settings) -> None:
+    settings.WFAPP_WORKFLOWS = [*settings.WFAPP_WORKFLOWS, "tests.web.flows:locked_ledger"]
+    html = operator_client.get(reverse("workflow", args=["web_locked_ledger"])).content.decode()
+    assert ">Input<" in html and ">Answer<" not in html
+
+
+def test_staff_find_the_admin_from_the_navigation(operator_client: Client, operator) -> None:
+    assert 'href="/admin/">Admin</a>' not in operator_client.get(reverse("runs")).content.decode()
+    operator.is_staff = True
+    operator.save(update_fields=["is_staff"])
+    assert 'href="/admin/">Admin</a>' in operator_client.get(reverse("runs")).content.decode()

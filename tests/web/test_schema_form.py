@@ -312,3 +312,22 @@ def test_every_missing_required_field_gets_its_own_error() -> None:
     }
     form = SchemaForm(schema, data=post(a="1"))
     assert form.errors == {"b": ["This field is required."], "c": ["This field is required."]}
+
+
+def test_json_fields_say_in_words_what_they_want() -> None:
+    class Item(BaseModel):
+        sku: str
+        price: Decimal
+        flagged: bool
+
+    class Batch(BaseModel):
+        items: list[Item]
+
+    form = SchemaForm(Batch.model_json_schema())
+    (items,) = form.fields
+    assert items.hint == "JSON: a list of objects with sku (text), price (number), flagged (true or false)"
+
+
+def test_the_whole_value_is_named_by_the_caller() -> None:
+    assert SchemaForm(None).root.label == "Answer (JSON)"
+    assert SchemaForm({"type": "object"}, root_label="Input").root.label == "Input"

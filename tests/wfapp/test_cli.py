@@ -116,6 +116,7 @@ def _nothing_written() -> bool:
         (["answer", "missing", "x", "--answer", "true", "--user", "alice"], "Unknown run 'missing'"),
         (["answer", "missing", "x", "--answer", "true", "--user", "nobody"], "Unknown user 'nobody'"),
         (["start", "expense_approval", "--input", "[" + "1," * 40000 + "1]"], "limit"),
+        (["start", "expense_approval", "--input", "{}"], r"employee: This field is required\.; amount"),
     ],
 )
 def test_bad_input_is_refused_and_writes_nothing(alice: User, args: list[str], message: str) -> None:
@@ -129,7 +130,7 @@ def test_bad_answers_change_nothing(alice: User, mallory: User) -> None:
     before = Event.objects.filter(session_id=run).count()
     for args, message in [
         (["review-1", "--answer", '{"approved": "maybe"}', "--user", "alice"], "approved"),
-        (["review-9", "--answer", '{"approved": true}', "--user", "alice"], "no pending interrupt 'review-9'"),
+        (["review-9", "--answer", '{"approved": true}', "--user", "alice"], "no pending interrupt 'review-9'; it waits for: review-1"),
         (["review-1", "--answer", "{oops", "--user", "alice"], "Malformed JSON in --answer"),
         (["review-1", "--answer", '{"approved": true}', "--user", "mallory"], "may not answer"),
         (["review-1", "--answer", json.dumps({"approved": True, "feedback": "x" * 70000}), "--user", "alice"], "limit"),

@@ -85,6 +85,14 @@ def rows(value: Any, whole: str = "Value") -> list[Row]:
     return [row(label(key), item) for key, item in value.items()]
 
 
+def summary(value: Any) -> str:
+    """A value in one line: words for flat values ("Sku: A1 · Outcome: passed"), JSON otherwise."""
+    if isinstance(value, str):
+        return preview(value)
+    text = flat(value)
+    return preview(text if text is not None else value)
+
+
 def answer_summary(value: Any) -> str:
     """An answer in one line: "Approved · Comment: fine", with empty optional fields left out."""
     if not isinstance(value, dict):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from wfapp.web.readable import answer_summary, pretty, preview
+from wfapp.web.readable import answer_summary, pretty, preview, summary
 
 # What each event kind means for the status of the node at its path; others change nothing.
 _NODE_STATUS = {
@@ -93,8 +93,8 @@ class Entry:
 
 
 def _with_value(seq: int, ts: float, kind: str, path: str, title: str, value: Any, actor: str = "") -> Entry:
-    short = preview(value)
-    whole = pretty(value)
+    short = summary(value)
+    whole = value if isinstance(value, str) else pretty(value)
     return Entry(seq, ts, kind, path, title, short, whole if whole != short else "", actor)
 
 
@@ -135,4 +135,6 @@ def describe_event(
     if len(parts) == 1:
         return _with_value(seq, timestamp, kind, node_path, parts[0][0], parts[0][1])
     title = " · ".join(name for name, _ in parts)
-    return _with_value(seq, timestamp, kind, node_path, title, {name.lower(): value for name, value in parts})
+    short = preview(" · ".join(f"{name}: {summary(value)}" for name, value in parts))
+    whole = pretty({name.lower(): value for name, value in parts})
+    return Entry(seq, timestamp, kind, node_path, title, short, whole)

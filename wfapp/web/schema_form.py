@@ -34,11 +34,12 @@ class SchemaForm:
         initial: Any = MISSING,
         prefix: str = "f",
         id_prefix: str = "",
+        root_label: str = "Answer",
     ) -> None:
         self.schema = schema
         self.data = data
         self.prefix = prefix
-        self.root = build_widgets(schema, prefix=prefix, id_prefix=id_prefix)
+        self.root = build_widgets(schema, prefix=prefix, id_prefix=id_prefix, root_label=root_label)
         self._errors: dict[str, list[str]] | None = None
         self._value: Any = MISSING
         if data is None:

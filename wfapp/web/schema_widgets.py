@@ -125,6 +125,7 @@ class _Builder:
         self.prefix = prefix
         self.id_prefix = id_prefix
         self.count = 0
+        self.fallback_label = "Answer"  # the whole value's label when its schema has no title
 
     def name(self, path: tuple[str | int, ...]) -> str:
         # Keys are quoted so that a key containing a dot cannot collide with a nested path.
@@ -158,7 +159,7 @@ class _Builder:
             path=path,
             name=self.name(path),
             id=self.next_id(),
-            label=str(own.get("title") or label or s.get("title") or "Answer"),
+            label=str(own.get("title") or label or s.get("title") or self.fallback_label),
             schema=s,
             required=required,
             nullable=res.nullable,
@@ -193,7 +194,7 @@ class _Builder:
         else:
             w.kind = "json"
         if w.kind == "json":
-            w.hint = "JSON" if not w.schema else f"JSON matching: {_describe(w.schema)}"
+            w.hint = "JSON" if not w.schema else f"JSON: {_describe(w.schema, self.root_schema)}"
             sample = example(w.schema, self.root_schema)
             if sample is not None:
                 w.attrs["placeholder"] = json.dumps(sample, ensure_ascii=False)
@@ -316,7 +317,7 @@ class _Builder:
             and (i.get("type") != "string" or "\n" not in str(i.get("pattern", "")))
         ):
             w.kind = "lines"
-            w.hint = f"One {_describe(i)} per line"
+            w.hint = f"One {_describe(i, self.root_schema)} per line"
         else:
             w.kind = "json"
             return
@@ -355,28 +356,46 @@ def example(schema: Any, root: dict[str, Any], depth: int = 0) -> Any:
     return {"string": "", "integer": 0, "number": 0, "boolean": False}.get(str(kind))
 
 
-def _describe(schema: dict[str, Any]) -> str:
+def _describe(schema: dict[str, Any], root: dict[str, Any], depth: int = 0) -> str:
+    """Say in words what JSON a schema wants: "a list of objects with sku (text), price (number)"."""
+    try:
+        schema = resolve(schema, root).schema
+    except UnresolvableSchema:
+        return "any JSON value"
     kind = schema.get("type")
     if "enum" in schema:
         return "one of " + ", ".join(json.dumps(v) for v in schema["enum"])
-    if kind == "integer":
-        return "whole number"
+    if kind == "array":
+        items = schema.get("items")
+        if isinstance(items, dict) and items and depth < 2:
+            inner = _describe(items, root, depth + 1)
+            return "a list of " + ("objects" + inner[9:] if inner.startswith("an object") else inner)
+        return "a list"
+    if kind == "object":
+        props = schema.get("properties")
+        if isinstance(props, dict) and props and depth < 2:
+            fields = ", ".join(f"{k} ({_describe(v, root, depth + 1)})" for k, v in props.items())
+            return f"an object with {fields}"
+        return "an object"
     if isinstance(kind, str):
-        return {"string": "text", "number": "number", "object": "object", "array": "list"}.get(kind, kind)
+        return {"string": "text", "integer": "whole number", "boolean": "true or false"}.get(kind, kind)
     if "oneOf" in schema or "anyOf" in schema:
         return "one of several shapes"
     return "any JSON value"
 
 
-def build_widgets(schema: dict[str, Any] | None, *, prefix: str = "f", id_prefix: str = "") -> Widget:
-    """Return the widget tree for `schema` (`None` means any JSON value)."""
+def build_widgets(
+    schema: dict[str, Any] | None, *, prefix: str = "f", id_prefix: str = "", root_label: str = "Answer"
+) -> Widget:
+    """Return the widget tree for `schema` (`None` means any JSON value); `root_label` names the whole value."""
     builder = _Builder(schema if isinstance(schema, dict) else {}, prefix, id_prefix)
     if schema is None:
-        return Widget("json", (), prefix, builder.next_id(), "Answer (JSON)", {}, required=True, hint="JSON")
+        return Widget("json", (), prefix, builder.next_id(), f"{root_label} (JSON)", {}, required=True, hint="JSON")
     root_decision = False
     try:
         r = resolve(schema, schema)
         root_decision = r.schema.get("type") == "boolean" and not r.nullable and "enum" not in r.schema
     except UnresolvableSchema:
         pass
+    builder.fallback_label = root_label
     return builder.build(schema, (), "", True, decision=root_decision)

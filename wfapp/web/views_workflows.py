@@ -28,7 +28,9 @@ def _card(workflow: Any, data: Any = None) -> dict[str, Any]:
         "name": workflow.name,
         "description": describe.get("description") or "",
         "graph": mark_safe(render_graph(describe, id_prefix=f"graph-{workflow.name}")),
-        "form": SchemaForm(workflow.input_schema, data=data, id_prefix=f"start-{workflow.name}-"),
+        "form": SchemaForm(
+            workflow.input_schema, data=data, id_prefix=f"start-{workflow.name}-", root_label="Input"
+        ),
         "start_url": reverse("workflow-start", args=[workflow.name]),
         "url": reverse("workflow", args=[workflow.name]),
         "nodes": len(describe.get("nodes") or []),

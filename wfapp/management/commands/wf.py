@@ -16,6 +16,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
+from engine.errors import UnknownInterruptError
 from wfapp import services
 from wfapp.inputs import parse_json
 from wfapp.registry import all_workflows
@@ -80,7 +81,12 @@ class Command(BaseCommand):
     async def _answer(self, options: dict[str, Any]) -> Any:
         value = parse_json(options["answer"], "--answer")
         user = await _user(options["user"])
-        await services.answer_interrupt(options["run"], options["interrupt_id"], value, user=user, advance=False)
+        try:
+            await services.answer_interrupt(options["run"], options["interrupt_id"], value, user=user, advance=False)
+        except UnknownInterruptError as error:
+            pending = [ask["id"] for ask in (await sync_to_async(run_report)(options["run"]))["pending"]]
+            waits = f"it waits for: {', '.join(pending)}" if pending else "it waits for no answer"
+            raise CommandError(f"{error}; {waits}") from None
         await _advance_here(options["run"])
         return await sync_to_async(run_report)(options["run"])
 
