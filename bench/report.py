@@ -66,8 +66,8 @@ def _header(doc: dict[str, Any]) -> list[str]:
         "",
         f"- Machine: {m.get('cpu', '?')}, {m.get('cpus')} cores, {m.get('memory_mb', '?')} MB; "
         f"Python {m['python']} ({m['platform']}).",
-        f"- Method: each (engine, workload, store) in its own subprocess; {doc['warmup']} warm-up then "
-        f"{doc['runs']} timed runs, median; every run's result checked before its time counts. "
+        f"- Method: each (engine, workload, store) in its own subprocess; {_runs(doc)}, median; "
+        "every run's result checked before its time counts. "
         "Building the workflow and creating the store are outside the clock; the clock covers "
         "starting the run and every resume until the result.",
         "- Ratios are peer time / our time (higher is better for us). Absolute times drift "
@@ -77,6 +77,16 @@ def _header(doc: dict[str, Any]) -> list[str]:
         _load(doc),
         "",
     ]
+
+
+def _runs(doc: dict[str, Any]) -> str:
+    rounds = doc.get("rounds", 1)
+    if rounds <= 1:
+        return f"{doc['warmup']} warm-up then {doc['runs']} timed runs"
+    return (
+        f"the whole plan run {rounds} times over (rounds), each time {doc['warmup']} warm-up then "
+        f"{doc['runs'] // rounds} timed runs, the {doc['runs']} samples pooled"
+    )
 
 
 def _git(doc: dict[str, Any]) -> list[str]:

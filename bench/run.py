@@ -185,6 +185,36 @@ def run_config(
     return result
 
 
+def merge_rounds(rounds: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One result per configuration: the samples of every round, the worst RSS and load.
+
+    Rounds spread each configuration's samples over the whole run, so a burst of other work
+    on the machine weighs on every engine alike instead of on whichever ran during it.
+    """
+    merged: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for raws in rounds:
+        for raw in raws:
+            key = (raw["engine"], raw["workload"], raw["store"])
+            if key not in merged:
+                merged[key] = {**raw, "samples": list(raw.get("samples") or []), "rounds": 1}
+                continue
+            row = merged[key]
+            row["rounds"] += 1
+            if raw.get("error") and not row.get("error"):
+                row["error"], row["traceback"] = raw["error"], raw.get("traceback")
+            row["samples"] += raw.get("samples") or []
+            row["runs"] = row.get("runs", 0) + raw.get("runs", 0)
+            for k, pick in (
+                ("rss_peak_kb", max),
+                ("rss_baseline_kb", min),
+                ("load_before", min),
+                ("load_after", max),
+            ):
+                if raw.get(k) is not None and row.get(k) is not None:
+                    row[k] = pick(row[k], raw[k])
+    return list(merged.values())
+
+
 def git_state(source: str) -> dict[str, Any]:
     """The commit measured, and the uncommitted changes in engine/ and bench/ if any."""
 
@@ -216,6 +246,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--sqlite-all", action="store_true", help="measure every workload on the peers' SQLite stores"
     )
     p.add_argument("--runs", type=int, default=5)
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="run the whole plan this many times and pool the samples (noisy machines)",
+    )
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--timeout", type=int, default=1800, help="seconds per configuration")
     p.add_argument(
@@ -256,25 +292,34 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     git = git_state(args.engine)
     tree = snapshot(args.engine)
-    results = []
+    rounds: list[list[dict[str, Any]]] = []
     try:
-        for i, (engine, workload, store) in enumerate(configs, 1):
-            t0 = time.perf_counter()
-            result = run_config(python_for[engine], engine, workload, store, sizes[workload], args, tree)
-            results.append(summary.summarize(result))
-            row = results[-1]
-            shown = f"median {row['median_s'] * 1e3:.1f} ms" if row["ok"] else f"FAILED: {row['error']}"
-            log(
-                f"[{i}/{len(configs)}] {engine:9} {workload:4} {store:7} {shown}  ({time.perf_counter() - t0:.0f} s)"
-            )
+        for r in range(1, args.rounds + 1):
+            raws = []
+            for i, (engine, workload, store) in enumerate(configs, 1):
+                if r > 1 and (engine, workload, store) in SLOW and not args.tiny:
+                    continue  # minutes a run: once is enough
+                t0 = time.perf_counter()
+                raw = run_config(python_for[engine], engine, workload, store, sizes[workload], args, tree)
+                raws.append(raw)
+                row = summary.summarize(raw)
+                shown = f"median {row['median_s'] * 1e3:.1f} ms" if row["ok"] else f"FAILED: {row['error']}"
+                where = f"round {r}/{args.rounds} " if args.rounds > 1 else ""
+                log(
+                    f"[{where}{i}/{len(configs)}] {engine:9} {workload:4} {store:7} {shown}  "
+                    f"({time.perf_counter() - t0:.0f} s)"
+                )
+            rounds.append(raws)
     finally:
         shutil.rmtree(tree, ignore_errors=True)
+    results = [summary.summarize(raw) for raw in merge_rounds(rounds)]
     doc = {
         "schema": 1,
         "generated_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "command": " ".join(["bench/run.py", *(argv if argv is not None else sys.argv[1:])]),
         "mode": "tiny" if args.tiny else "full",
-        "runs": args.runs,
+        "runs": args.runs * args.rounds,
+        "rounds": args.rounds,
         "warmup": args.warmup,
         "duration_s": round(time.time() - started, 1),
         "machine": machine(),
