@@ -127,6 +127,13 @@ def test_decision_form_submits_with_approve_or_reject() -> None:
     assert page.find("input", name="f.comment")
 
 
+def test_enter_without_a_decision_asks_only_for_the_decision() -> None:
+    html = render(SchemaForm(EXPENSE_ANSWER, data=MultiValueDict({"f.comment": ["fine"]})))
+    assert "Choose Approve or Reject." in html
+    assert "Please correct the highlighted fields." not in html  # nothing is highlighted
+    assert 'value="fine"' in html
+
+
 def test_submitted_text_is_escaped() -> None:
     data = MultiValueDict({"f.comment": ['"><script>alert(1)</script>']})
     html = render(SchemaForm(EXPENSE_ANSWER, data=data))

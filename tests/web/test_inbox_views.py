@@ -117,7 +117,7 @@ def test_oversized_answer_is_413(operator_client: Client, start_run, settings) -
     )
     assert response.status_code == 413
     assert (response["HX-Retarget"], response["HX-Reswap"]) == (f"#answer-interrupt-{row.pk}", "afterbegin")
-    assert "too large" in response.content.decode()
+    assert "That answer is too large (2 KB): the limit is 1000 bytes. Shorten it" in response.content.decode()
     assert Interrupt.objects.get(pk=row.pk).status == InterruptStatus.PENDING
 
 
@@ -158,3 +158,13 @@ def test_filters_matching_nothing_say_so_and_offer_to_clear(operator_client: Cli
     assert "No pending question matches these filters." in html
     assert "Nothing is waiting for you" not in html
     assert f'<a href="{reverse("inbox")}">Clear the filters</a>' in html
+
+
+def test_bulk_beyond_the_limit_says_what_was_left(operator_client: Client, start_run) -> None:
+    row = pending(start_run(node_input={**BIG_EXPENSE, "amount": 500}))[0]
+    ids = [str(row.pk)] + [str(10_000 + n) for n in range(204)]  # 205 ticked, the limit is 200
+    response = operator_client.post(reverse("bulk-answer"), {"decision": "approve", "ids": ids}, **HX)
+    html = response.content.decode()
+    assert "Only the first 200 ticked items were answered; 5 more are still pending: send them again." in html
+    row.refresh_from_db()
+    assert row.status == InterruptStatus.ANSWERED

@@ -142,6 +142,14 @@ def test_bad_answers_change_nothing(alice: User, mallory: User) -> None:
     assert list(AnswerAttempt.objects.values_list("outcome", flat=True)) == ["invalid"]
 
 
+def test_a_late_answer_names_who_answered_first_and_when(alice: User) -> None:
+    run = wf("start", "document_review", "--input", '{"title": "T", "topic": "t"}')["run"]
+    wf("answer", run, "review-1", "--answer", '{"approved": true}', "--user", "alice")
+    late = r"'review-1' was already answered by alice at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC; this answer was not"
+    with pytest.raises(CommandError, match=late):
+        wf("answer", run, "review-1", "--answer", '{"approved": false}', "--user", "alice")
+
+
 def test_the_command_line_exits_non_zero_with_a_message(transactional_db: None) -> None:
     done = subprocess.run(
         [sys.executable, "manage.py", "wf", "start", "nope", "--input", "{}"],

@@ -31,6 +31,21 @@ def too_large(request: HttpRequest) -> bool:
     return length > int(settings.WFAPP_MAX_ANSWER_BYTES)
 
 
+def _size(n: int) -> str:
+    return f"{n} bytes" if n < 1024 else f"{round(n / 1024)} KB"
+
+
+def too_large_message(request: HttpRequest, what: str) -> str:
+    """Say how large the body was and what the limit is, so the person knows how much to cut."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    limit = int(settings.WFAPP_MAX_ANSWER_BYTES)
+    sent = f" ({_size(length)})" if length else ""
+    return f"That {what} is too large{sent}: the limit is {_size(limit)}. Shorten it and send it again."
+
+
 def notice(
     request: HttpRequest,
     message: str,

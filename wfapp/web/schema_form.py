@@ -82,6 +82,12 @@ class SchemaForm:
             return []
         return self.errors.get("", [])
 
+    @property
+    def fields_marked(self) -> bool:
+        """Whether a field (not only the missing Approve / Reject) carries an error to correct."""
+        decision = self.decision
+        return any(decision is None or key != decision.key for key in self.errors)
+
     def is_valid(self) -> bool:
         return self.is_bound and not self.errors
 

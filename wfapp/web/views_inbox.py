@@ -22,7 +22,7 @@ from wfapp import services
 from wfapp.errors import NotAllowedError, RunStateError, UnknownRunError
 from wfapp.models import Interrupt, InterruptStatus
 from wfapp.web import presenter, queries
-from wfapp.web.http import is_fragment_request, notice, page_or_fragment, too_large
+from wfapp.web.http import is_fragment_request, notice, page_or_fragment, too_large, too_large_message
 from wfapp.web.schema_form import bulk_decision
 
 
@@ -86,7 +86,7 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
         # Keep the form (and what was typed): the message goes on top of it.
         return notice(
             request,
-            "That answer is too large.",
+            too_large_message(request, "answer"),
             status=413,
             target=f"#answer-{target[1:]}",
             swap="afterbegin",
@@ -124,6 +124,9 @@ def _invalid(request: HttpRequest, ask: presenter.AskView) -> HttpResponse:
     return render(request, "wfapp/interrupt.html", {"ask": ask, "row": ask.row}, status=422)
 
 
+BULK_LIMIT = 200  # one request answers at most this many, so it stays short
+
+
 @require_POST
 @login_required
 def bulk_answer(request: HttpRequest) -> HttpResponse:
@@ -131,12 +134,17 @@ def bulk_answer(request: HttpRequest) -> HttpResponse:
     if too_large(request):
         return notice(request, "Too many items at once.", status=413)
     approve = request.POST.get("decision") == "approve"
-    ids = [int(i) for i in request.POST.getlist("ids") if i.isdigit()][:200]
+    ticked = [int(i) for i in request.POST.getlist("ids") if i.isdigit()]
+    ids = ticked[:BULK_LIMIT]
     rows = {row.pk: row for row in queries.answerable(request.user).filter(pk__in=ids)}
     results = []
     for pk in ids:
         row = rows.get(pk)
         results.append(_bulk_one(request, pk, row, approve))
+    if len(ticked) > BULK_LIMIT:
+        left = len(ticked) - BULK_LIMIT
+        text = f"Only the first {BULK_LIMIT} ticked items were answered; {left} more are still pending: send them again."
+        results.append({"pk": 0, "ok": False, "text": text, "row": None})
     status = 200 if any(r["ok"] for r in results) or not results else 409
     closed = presenter.closed_views([r["row"] for r in results if r["row"]])
     context = {"results": results, "approve": approve, "closed_asks": closed}

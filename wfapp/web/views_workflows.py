@@ -18,7 +18,7 @@ from wfapp.errors import InputValidationError, UnknownWorkflowError
 from wfapp.registry import all_workflows
 from wfapp.web import queries
 from wfapp.web.graph_svg import render_graph
-from wfapp.web.http import is_fragment_request, notice, too_large
+from wfapp.web.http import is_fragment_request, notice, too_large, too_large_message
 from wfapp.web.schema_form import SchemaForm
 
 
@@ -65,7 +65,7 @@ def start(request: HttpRequest, name: str) -> HttpResponse:
     workflow = _workflow(name)
     if too_large(request):
         return notice(
-            request, "That input is too large.", status=413, target="#start-form", swap="afterbegin"
+            request, too_large_message(request, "input"), status=413, target="#start-form", swap="afterbegin"
         )
     card = _card(workflow, data=request.POST)
     form: SchemaForm = card["form"]

@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
-from engine.errors import UnknownInterruptError
+from engine.errors import InterruptAlreadyAnswered, UnknownInterruptError
 from wfapp import services
 from wfapp.inputs import parse_json
 from wfapp.registry import all_workflows
@@ -83,6 +83,13 @@ class Command(BaseCommand):
         user = await _user(options["user"])
         try:
             await services.answer_interrupt(options["run"], options["interrupt_id"], value, user=user, advance=False)
+        except InterruptAlreadyAnswered as refused:
+            when = refused.answered_at
+            at = f" at {when:%Y-%m-%d %H:%M:%S} UTC" if hasattr(when, "strftime") else ""
+            who = refused.answered_by or "someone else"
+            raise CommandError(
+                f"Interrupt {options['interrupt_id']!r} was already answered by {who}{at}; this answer was not recorded"
+            ) from None
         except UnknownInterruptError as error:
             pending = [ask["id"] for ask in (await sync_to_async(run_report)(options["run"]))["pending"]]
             waits = f"it waits for: {', '.join(pending)}" if pending else "it waits for no answer"
