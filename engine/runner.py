@@ -239,9 +239,14 @@ class Runner:
                 run = SessionRun(session_id, index, writer)
                 outcome = await run.execute(self.workflow, node_input, root, [root], self.workflow.name)
                 await writer.close()
-                if outcome.status != "waiting" or not writer.absorbed_answers:
+                if outcome.status != "waiting":
                     break
-                # Answers arrived while this turn ran: take them up in the same call.
+                if not writer.absorbed_answers:
+                    await writer.write(draft("status", root, self.workflow.name, status="waiting"))
+                    if not writer.absorbed_answers:
+                        break
+                # Answers arrived while this turn ran (or just before its status): take them
+                # up in the same call.
         except asyncio.CancelledError:
             await writer.close()
             return await self._finish_cancelled(loaded, self._cancelled_by.pop(session_id, None))
@@ -254,7 +259,7 @@ class Runner:
             output = to_json(outcome.output, "The workflow output")
             await writer.write(draft("status", self._root, author, status="completed", output=output))
         elif outcome.status == "waiting":
-            await writer.write(draft("status", self._root, author, status="waiting"))
+            pass  # written by _execute, which goes on when an answer slipped in before it
         else:
             error = outcome.error
             assert error is not None

@@ -53,3 +53,45 @@ async def test_an_answer_during_a_turn_is_folded_in_and_nothing_runs_twice() -> 
     assert calls == {"ask_a": 1, "ask_b": 1, "slow_a": 1, "finish": 1}
     kinds = [e.kind for e in await store.list_events(first.session_id)]
     assert kinds.count("answer") == 2 and kinds[-1] == "status"
+
+
+class AnswerBeforeAppend(InMemoryEventStore):
+    """Lets another caller answer just before the ``nth`` append of a turn (a person racing it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.countdown = 0
+        self.hook: Any = None
+
+    async def append(self, session_id: str, events: Any, *, expected_seq: int) -> int:
+        if self.hook is not None:
+            self.countdown -= 1
+            if self.countdown == 0:
+                hook, self.hook = self.hook, None
+                await hook()
+        return await super().append(session_id, events, expected_seq=expected_seq)
+
+
+async def test_an_answer_just_before_the_turns_status_is_taken_up_too() -> None:
+    @node(rerun_on_resume=False)
+    async def ask(node_input: Any):
+        yield RequestInput(interrupt_id=f"q{node_input}")
+
+    @node(rerun_on_resume=True)
+    async def both(ctx: Any, node_input: Any) -> list[Any]:
+        return list(await asyncio.gather(ctx.run_node(ask, 1), ctx.run_node(ask, 2)))
+
+    workflow = Workflow(name="race", edges=[(START, both)])
+    store = AnswerBeforeAppend()
+    first = await Runner(workflow, store=store).run(None)
+    runner = Runner(workflow, store=store)
+    await runner.answer(first.session_id, {"q1": "one"})
+
+    async def second_answer() -> None:
+        await Runner(workflow, store=store).answer(first.session_id, {"q2": "two"})
+
+    # The resumed turn appends twice: the fast-forwarded child's completion, then its status.
+    store.countdown, store.hook = 2, second_answer
+    result = await runner.advance(first.session_id)
+    assert (result.status, result.output) == ("completed", ["one", "two"])
+    assert store.hook is None  # the answer really arrived in the middle of the turn
