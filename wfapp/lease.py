@@ -18,10 +18,10 @@ from enum import Enum
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from .models import RunStatus, Session
+from .models import Interrupt, InterruptStatus, RunStatus, Session
 
 _HOST = socket.gethostname()
 
@@ -111,6 +111,10 @@ def release(lease: Lease) -> Release:
             return Release.LOST
         if row["last_seq"] > row["settled_seq"] or row["status"] == RunStatus.RUNNING:
             return Release.MORE_WORK
+        if row["status"] == RunStatus.WAITING and not _asks(lease.session_id).exists():
+            # "Waiting" with nothing to wait for: an answer landed as the engine closed its turn
+            # (/tmp/engine-bugs/qa.md #1). Another advance takes it up instead of stranding the run.
+            return Release.MORE_WORK
         # Conditional on last_seq too: an answer committed since the read (PostgreSQL reads do not
         # lock) means more work, not a release that would leave the answer without a worker.
         released = Session.objects.filter(
@@ -131,12 +135,18 @@ def drop_all(owner: str) -> int:
     return Session.objects.filter(lease_owner=owner).update(lease_owner=None, lease_expires_at=None)
 
 
+def _asks(session_id: Any) -> QuerySet[Interrupt]:
+    return Interrupt.objects.filter(session_id=session_id, status=InterruptStatus.PENDING)
+
+
 def runs_needing_work(limit: int = 200) -> list[str]:
     """Runs that some worker should advance now and that no live worker holds."""
     now = timezone.now()
     rows = (
         Session.objects.filter(
-            Q(status=RunStatus.RUNNING) | Q(status=RunStatus.WAITING, last_seq__gt=F("settled_seq"))
+            Q(status=RunStatus.RUNNING)
+            | Q(status=RunStatus.WAITING, last_seq__gt=F("settled_seq"))
+            | Q(status=RunStatus.WAITING) & ~Exists(_asks(OuterRef("pk")))
         )
         .values("id", "lease_owner", "lease_expires_at")
         .order_by("updated_at")[:limit]

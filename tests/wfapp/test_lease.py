@@ -8,13 +8,14 @@ import sys
 import pytest
 from asgiref.sync import sync_to_async
 
+from engine import Interrupt as EngineInterrupt
 from engine.testing import stamp
 from tests.wfapp.helpers import settled
 from wfapp import lease as leases
 from wfapp import services
 from wfapp.errors import LeaseLostError
 from wfapp.lease import Release
-from wfapp.models import Session
+from wfapp.models import Interrupt, Session
 from wfapp.runtime import Runtime
 from wfapp.store import DjangoEventStore
 
@@ -44,10 +45,12 @@ async def test_release_waits_for_events_after_the_last_settled_status(transactio
     await store.create_session("s2", "wf", None)
     lease = await sync_to_async(leases.claim)("s2", "host:1:a", 30)
     assert lease is not None
-    await store.append("s2", stamp("s2", 1, [{"kind": "status", "status": "waiting"}]), expected_seq=0)
-    await store.append("s2", stamp("s2", 2, [{"kind": "state", "state": {"late": True}}]), expected_seq=1)
+    ask = EngineInterrupt(id="ok", node_path="wf@1/ask@1", message="ok?")
+    waiting = [{"kind": "interrupt", "node_path": ask.node_path, "interrupt": ask}, {"kind": "status", "status": "waiting"}]
+    await store.append("s2", stamp("s2", 1, waiting), expected_seq=0)
+    await store.append("s2", stamp("s2", 3, [{"kind": "state", "state": {"late": True}}]), expected_seq=2)
     assert await sync_to_async(leases.release)(lease) is Release.MORE_WORK
-    await store.append("s2", stamp("s2", 3, [{"kind": "status", "status": "waiting"}]), expected_seq=2)
+    await store.append("s2", stamp("s2", 4, [{"kind": "status", "status": "waiting"}]), expected_seq=3)
     assert await sync_to_async(leases.release)(lease) is Release.RELEASED
     assert (await Session.objects.aget(pk="s2")).lease_owner is None
 
@@ -67,3 +70,21 @@ async def test_the_runtime_leaves_a_live_lease_alone_and_takes_a_dead_ones(engin
     await engine_runtime.sweep()
     session = await settled(orphan, "waiting")
     assert session.last_seq > 0 and session.lease_epoch == 2
+
+
+async def test_a_run_waiting_for_nothing_is_not_settled(transactional_db: None) -> None:
+    """An answer that lands as the engine closes its turn can leave "waiting" with nothing pending."""
+    await DjangoEventStore().create_session("s3", "wf", None)
+    lease = await sync_to_async(leases.claim)("s3", "host:1:a", 30)
+    assert lease is not None
+    await Session.objects.filter(pk="s3").aupdate(status="waiting", last_seq=4, settled_seq=4)
+    assert await sync_to_async(leases.release)(lease) is Release.MORE_WORK
+    await sync_to_async(leases.drop)(lease)
+    assert "s3" in await sync_to_async(leases.runs_needing_work)()
+
+    await Interrupt.objects.acreate(
+        session_id="s3", interrupt_id="ask", request_seq=3, workflow="wf", node_path="wf@1/ask@1"
+    )
+    assert "s3" not in await sync_to_async(leases.runs_needing_work)()
+    again = await sync_to_async(leases.claim)("s3", "host:1:a", 30)
+    assert again is not None and await sync_to_async(leases.release)(again) is Release.RELEASED
