@@ -48,9 +48,11 @@ _INTERNAL = frozenset({"engine", "pydantic", "functools", "typing"})
 
 def _returns_events(annotation: Any) -> bool:
     """``-> Event`` or ``-> RequestInput`` (alone or in a union) declares no output type."""
-    candidates = typing.get_args(annotation) if isinstance(annotation, types.UnionType) or (
-        typing.get_origin(annotation) is typing.Union
-    ) else (annotation,)
+    candidates = (
+        typing.get_args(annotation)
+        if isinstance(annotation, types.UnionType) or (typing.get_origin(annotation) is typing.Union)
+        else (annotation,)
+    )
     return any(isinstance(c, type) and issubclass(c, Event | RequestInput) for c in candidates)
 
 
@@ -83,7 +85,8 @@ def read_signature(func: Callable[..., Any], node_name: str, context_type: type)
     """Work out which parameter gets the context, which the input, which come from state."""
     hints = _hints(func, node_name)
     params = [
-        p for p in inspect.signature(func).parameters.values()
+        p
+        for p in inspect.signature(func).parameters.values()
         if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
     ]
     roles: dict[str, int] = {}
@@ -100,7 +103,9 @@ def read_signature(func: Callable[..., Any], node_name: str, context_type: type)
     input_name = next((name for name, role in roles.items() if role == _INPUT), None)
     input_type = hints.get(input_name) if input_name else None
     plan = tuple((p.name, roles.get(p.name, _STATE), p.default) for p in params)
-    output_type = None if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func) else hints.get("return")
+    output_type = (
+        None if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func) else hints.get("return")
+    )
     if output_type is type(None) or _returns_events(output_type):
         output_type = None
     return Signature(plan, input_name, input_type, output_type)

@@ -75,9 +75,7 @@ class UnknownInterruptError(CallerError):
 class InterruptAlreadyAnswered(CallerError):
     """The interrupt was answered before; the first answer wins."""
 
-    def __init__(
-        self, interrupt_id: str, answered_by: str | None = None, answered_at: Any = None
-    ) -> None:
+    def __init__(self, interrupt_id: str, answered_by: str | None = None, answered_at: Any = None) -> None:
         self.interrupt_id = interrupt_id
         self.answered_by = answered_by
         self.answered_at = answered_at
@@ -92,7 +90,9 @@ class InvalidAnswerError(CallerError):
     def __init__(self, interrupt_id: str, field_errors: Mapping[str, list[str]]) -> None:
         self.interrupt_id = interrupt_id
         self.field_errors = dict(field_errors)
-        detail = "; ".join(f"{field or '(answer)'}: {', '.join(msgs)}" for field, msgs in field_errors.items())
+        detail = "; ".join(
+            f"{field or '(answer)'}: {', '.join(msgs)}" for field, msgs in field_errors.items()
+        )
         super().__init__(f"Invalid answer for interrupt {interrupt_id!r}: {detail}")
 
 
@@ -111,9 +111,7 @@ class ConcurrencyError(EngineError):
         self.session_id = session_id
         self.expected_seq = expected_seq
         self.actual_seq = actual_seq
-        super().__init__(
-            f"Session {session_id!r}: expected last seq {expected_seq}, found {actual_seq}"
-        )
+        super().__init__(f"Session {session_id!r}: expected last seq {expected_seq}, found {actual_seq}")
 
 
 class WorkflowError(EngineError):

@@ -36,7 +36,15 @@ EventKind = Literal[
     "", "started", "output", "route", "state", "interrupt", "answer", "completed", "error", "status"
 ]
 KINDS: tuple[str, ...] = (
-    "started", "output", "route", "state", "interrupt", "answer", "completed", "error", "status",
+    "started",
+    "output",
+    "route",
+    "state",
+    "interrupt",
+    "answer",
+    "completed",
+    "error",
+    "status",
 )
 
 
@@ -128,4 +136,3 @@ def stored_event(fields: dict[str, Any]) -> Event:
     object.__setattr__(event, "__pydantic_extra__", None)
     object.__setattr__(event, "__pydantic_private__", None)
     return event
-

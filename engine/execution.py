@@ -239,10 +239,12 @@ class SessionRun:
                 if holder.node_path == ex.path:
                     ex.add_interrupts([interrupt_id])  # asked again while still pending
                     continue
-                raise ex.violate(RuleViolation(
-                    f"Interrupt id {interrupt_id!r} is already pending at {holder.node_path}; "
-                    f"node {ex.path} asked for it too"
-                ))
+                raise ex.violate(
+                    RuleViolation(
+                        f"Interrupt id {interrupt_id!r} is already pending at {holder.node_path}; "
+                        f"node {ex.path} asked for it too"
+                    )
+                )
             response_schema = json_schema(schema)
             if response_schema is not None:
                 check_schema(response_schema, f"The response_schema asked by node {ex.path}")
@@ -294,11 +296,13 @@ class SessionRun:
     ) -> Coroutine[Any, Any, Any]:
         """Allocate a child's path now and return the coroutine that runs it."""
         if not parent.node.rerun_on_resume:
-            raise parent.violate(RuleViolation(
-                f"Node {parent.path} calls ctx.run_node() but has rerun_on_resume=False; "
-                "a node that runs children must have rerun_on_resume=True so it can pick up "
-                "their results on resume"
-            ))
+            raise parent.violate(
+                RuleViolation(
+                    f"Node {parent.path} calls ctx.run_node() but has rerun_on_resume=False; "
+                    "a node that runs children must have rerun_on_resume=True so it can pick up "
+                    "their results on resume"
+                )
+            )
         child = as_node(node_like)
         if run_id is None:
             number = parent.counters.get(child.name, 0) + 1
@@ -307,13 +311,17 @@ class SessionRun:
         else:
             run_id = str(run_id)
             if run_id.isdigit() or "/" in run_id or "@" in run_id:
-                raise parent.violate(RuleViolation(
-                    f'Explicit run_id "{run_id}" for node "{child.name}" must contain non-numeric '
-                    "characters (and no '/' or '@') to prevent collision with auto-generated IDs."
-                ))
+                raise parent.violate(
+                    RuleViolation(
+                        f'Explicit run_id "{run_id}" for node "{child.name}" must contain non-numeric '
+                        "characters (and no '/' or '@') to prevent collision with auto-generated IDs."
+                    )
+                )
         if use_as_output:
             if parent.delegated:
-                raise parent.violate(RuleViolation(f"Node {parent.path} already has a use_as_output delegate."))
+                raise parent.violate(
+                    RuleViolation(f"Node {parent.path} already has a use_as_output delegate.")
+                )
             parent.delegated = True
         parent.allocated += 1
         path = f"{parent.path}/{child.name}@{run_id}"
@@ -321,7 +329,13 @@ class SessionRun:
         return self._child(parent, child, node_input, path, targets, use_as_output)
 
     async def _child(
-        self, parent: Execution, child: BaseNode, node_input: Any, path: str, targets: list[str], use_as_output: bool
+        self,
+        parent: Execution,
+        child: BaseNode,
+        node_input: Any,
+        path: str,
+        targets: list[str],
+        use_as_output: bool,
     ) -> Any:
         parent.begun += 1
         task = asyncio.current_task()

@@ -18,7 +18,11 @@ from .store import STATUSES, SessionInfo
 
 
 def _track_pending(
-    pending: dict[str, str], answered: dict[str, Event], earlier: dict[str, Event], session_id: str, event: Event
+    pending: dict[str, str],
+    answered: dict[str, Event],
+    earlier: dict[str, Event],
+    session_id: str,
+    event: Event,
 ) -> None:
     """Follow which interrupts are pending; refuse an answer to one that is not."""
     kind = event.kind

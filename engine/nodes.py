@@ -92,7 +92,9 @@ def _validator_for(name: str, annotation: Any, what: str) -> Callable[[Any], Any
     try:
         return validator(annotation)
     except Exception as error:
-        raise ConfigurationError(f"Node '{name}': cannot validate its {what} type {annotation!r}: {error}") from error
+        raise ConfigurationError(
+            f"Node '{name}': cannot validate its {what} type {annotation!r}: {error}"
+        ) from error
 
 
 def _checked(name: str, what: str, annotation: Any, check: Callable[[Any], Any], value: Any) -> Any:
@@ -100,7 +102,8 @@ def _checked(name: str, what: str, annotation: Any, check: Callable[[Any], Any],
         return check(value)
     except ValidationError as error:
         details = "; ".join(
-            f"{'.'.join(str(part) for part in item['loc']) or '(value)'}: {item['msg']}" for item in error.errors()
+            f"{'.'.join(str(part) for part in item['loc']) or '(value)'}: {item['msg']}"
+            for item in error.errors()
         )
         wanted = getattr(annotation, "__name__", annotation)
         raise WorkflowError(f"Node '{name}': {what} does not match {wanted}: {details}") from error

@@ -19,8 +19,18 @@ class NodeRecord:
     """What the log says about one node path."""
 
     __slots__ = (
-        "answered_at", "done", "error", "failed_below", "has_output", "output", "pending",
-        "resolved", "route", "seen_up_to", "seq", "started",
+        "answered_at",
+        "done",
+        "error",
+        "failed_below",
+        "has_output",
+        "output",
+        "pending",
+        "resolved",
+        "route",
+        "seen_up_to",
+        "seq",
+        "started",
     )
 
     def __init__(self) -> None:
@@ -38,7 +48,6 @@ class NodeRecord:
         self.seen_up_to = 0  # the log position the latest execution's decision was based on
         self.failed_below: frozenset[str] | set[str] = frozenset()
         self.seq = 0  # where the execution completed in the log
-
 
     def ask(self, interrupt: Interrupt) -> None:
         if self.pending is _NO_QUESTIONS:

@@ -82,9 +82,7 @@ class Runner:
             raise NoAnswersError(f"Session {session_id!r} is waiting for input: give at least one answer")
         return await self._turn(loaded, loaded.info.input)
 
-    async def answer(
-        self, session_id: str, answers: Mapping[str, Any], actor: str | None = None
-    ) -> None:
+    async def answer(self, session_id: str, answers: Mapping[str, Any], actor: str | None = None) -> None:
         """Validate and record answers without executing anything."""
         loaded = await self._load(session_id)
         self._check_open(loaded)

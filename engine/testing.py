@@ -64,7 +64,9 @@ class EventStoreContract:
 
     async def test_seq_is_contiguous_from_one(self, store: EventStore) -> None:
         session_id = await self._session(store)
-        last = await store.append(session_id, stamp(session_id, 1, [{"kind": "started", "node_path": "wf@1/a@1"}]), expected_seq=0)
+        last = await store.append(
+            session_id, stamp(session_id, 1, [{"kind": "started", "node_path": "wf@1/a@1"}]), expected_seq=0
+        )
         assert last == 1
         drafts = [{"kind": "output", "node_path": "wf@1/a@1", "output": n} for n in range(3)]
         last = await store.append(session_id, stamp(session_id, 2, drafts), expected_seq=1)
@@ -78,7 +80,9 @@ class EventStoreContract:
         session_id = await self._session(store)
         await store.append(session_id, stamp(session_id, 1, [{"kind": "started"}]), expected_seq=0)
         with pytest.raises(ConcurrencyError):
-            await store.append(session_id, stamp(session_id, 1, [{"kind": "started"}, {"kind": "completed"}]), expected_seq=0)
+            await store.append(
+                session_id, stamp(session_id, 1, [{"kind": "started"}, {"kind": "completed"}]), expected_seq=0
+            )
         assert [e.seq for e in await store.list_events(session_id)] == [1]
 
     async def test_two_concurrent_appenders_exactly_one_wins(self, store: EventStore) -> None:
@@ -86,7 +90,9 @@ class EventStoreContract:
 
         async def writer(tag: str) -> str:
             try:
-                await store.append(session_id, stamp(session_id, 1, [{"kind": "state", "state": {"w": tag}}]), expected_seq=0)
+                await store.append(
+                    session_id, stamp(session_id, 1, [{"kind": "state", "state": {"w": tag}}]), expected_seq=0
+                )
             except ConcurrencyError:
                 return "lost"
             return "won"
@@ -139,14 +145,28 @@ class EventStoreContract:
 
     async def test_second_answer_to_one_interrupt_is_refused(self, store: EventStore) -> None:
         session_id = await self._session(store)
-        ask = Interrupt(id="approve-1", node_path="wf@1/ask@1", message="ok?", response_schema={"type": "boolean"})
-        await store.append(session_id, stamp(session_id, 1, [{"kind": "interrupt", "node_path": ask.node_path, "interrupt": ask}]), expected_seq=0)
+        ask = Interrupt(
+            id="approve-1", node_path="wf@1/ask@1", message="ok?", response_schema={"type": "boolean"}
+        )
+        await store.append(
+            session_id,
+            stamp(session_id, 1, [{"kind": "interrupt", "node_path": ask.node_path, "interrupt": ask}]),
+            expected_seq=0,
+        )
 
         def answer(seq: int, actor: str) -> list[Event]:
-            return stamp(session_id, seq, [{
-                "kind": "answer", "node_path": ask.node_path, "author": actor,
-                "answer": Answer(interrupt_id="approve-1", value=True, actor=actor),
-            }])
+            return stamp(
+                session_id,
+                seq,
+                [
+                    {
+                        "kind": "answer",
+                        "node_path": ask.node_path,
+                        "author": actor,
+                        "answer": Answer(interrupt_id="approve-1", value=True, actor=actor),
+                    }
+                ],
+            )
 
         await store.append(session_id, answer(2, "alice"), expected_seq=1)
         with pytest.raises(InterruptAlreadyAnswered) as refused:
@@ -161,24 +181,44 @@ class EventStoreContract:
         ask = Interrupt(id="retry", node_path="wf@1/ask@1")
         drafts = [
             {"kind": "interrupt", "node_path": ask.node_path, "interrupt": ask},
-            {"kind": "answer", "node_path": ask.node_path, "answer": Answer(interrupt_id="retry", value=False)},
+            {
+                "kind": "answer",
+                "node_path": ask.node_path,
+                "answer": Answer(interrupt_id="retry", value=False),
+            },
             {"kind": "interrupt", "node_path": ask.node_path, "interrupt": ask},
         ]
         await store.append(session_id, stamp(session_id, 1, drafts), expected_seq=0)
-        again = stamp(session_id, 4, [{"kind": "answer", "node_path": ask.node_path, "answer": Answer(interrupt_id="retry", value=True)}])
+        again = stamp(
+            session_id,
+            4,
+            [
+                {
+                    "kind": "answer",
+                    "node_path": ask.node_path,
+                    "answer": Answer(interrupt_id="retry", value=True),
+                }
+            ],
+        )
         assert await store.append(session_id, again, expected_seq=3) == 4
 
-    async def test_a_failed_or_finished_execution_withdraws_its_own_questions(self, store: EventStore) -> None:
+    async def test_a_failed_or_finished_execution_withdraws_its_own_questions(
+        self, store: EventStore
+    ) -> None:
         session_id = await self._session(store)
         mine = Interrupt(id="mine", node_path="wf@1/ask@1")
         child = Interrupt(id="child", node_path="wf@1/ask@1/inner@1")
         other = Interrupt(id="other", node_path="wf@1/other@1")
-        drafts = [{"kind": "interrupt", "node_path": i.node_path, "interrupt": i} for i in (mine, child, other)]
+        drafts = [
+            {"kind": "interrupt", "node_path": i.node_path, "interrupt": i} for i in (mine, child, other)
+        ]
         drafts.append({"kind": "error", "node_path": "wf@1/ask@1", "error": ErrorInfo(type="E", message="m")})
         await store.append(session_id, stamp(session_id, 1, drafts), expected_seq=0)
 
         def answer(seq: int, interrupt_id: str) -> list[Event]:
-            return stamp(session_id, seq, [{"kind": "answer", "answer": Answer(interrupt_id=interrupt_id, value=1)}])
+            return stamp(
+                session_id, seq, [{"kind": "answer", "answer": Answer(interrupt_id=interrupt_id, value=1)}]
+            )
 
         with pytest.raises(ValueError):  # withdrawn with the failed attempt that asked it
             await store.append(session_id, answer(5, "mine"), expected_seq=4)

@@ -23,7 +23,8 @@ def check_unique_names(links: list[Link]) -> None:
             other = seen.setdefault(node.name, node)
             if other is not node:
                 raise GraphValidationError(
-                    1, "unique node names",
+                    1,
+                    "unique node names",
                     f"two different nodes are both named '{node.name}'; rename one, or reuse the same "
                     "node object to come back to the same step",
                     [node.name],
@@ -33,7 +34,9 @@ def check_unique_names(links: list[Link]) -> None:
 def check_start(links: list[Link]) -> None:
     """Rule 2: START is in the graph and nothing points into it."""
     if links and not any(link.source is START for link in links):
-        raise GraphValidationError(2, "START", "the graph has no edge from START, so it has nowhere to begin", [])
+        raise GraphValidationError(
+            2, "START", "the graph has no edge from START, so it has nowhere to begin", []
+        )
     into = [link.source for link in links if link.target is START]
     if into:
         raise GraphValidationError(
@@ -46,7 +49,8 @@ def check_start_edges_unrouted(links: list[Link]) -> None:
     routed = [link.target for link in links if link.source is START and link.routes]
     if routed:
         raise GraphValidationError(
-            3, "unrouted START edges",
+            3,
+            "unrouted START edges",
             f"Edges from START must not have routes (to {', '.join(_names(routed))}); "
             "put the router in a node of its own",
             _names(routed),
@@ -71,7 +75,8 @@ def check_reachable(links: list[Link]) -> None:
     unreachable = [node for key, node in everyone.items() if key not in seen]
     if unreachable:
         raise GraphValidationError(
-            4, "reachable from START",
+            4,
+            "reachable from START",
             f"{', '.join(_names(unreachable))} cannot be reached from START; connect them or remove them",
             _names(unreachable),
         )
@@ -84,7 +89,8 @@ def check_no_duplicate_edges(links: list[Link]) -> None:
         key = (id(link.source), id(link.target))
         if key in seen:
             raise GraphValidationError(
-                5, "no duplicate edges",
+                5,
+                "no duplicate edges",
                 f"the edge {link.source.name} -> {link.target.name} is listed twice",
                 [link.source.name, link.target.name],
             )
@@ -98,7 +104,8 @@ def check_default_routes(links: list[Link]) -> None:
         if DEFAULT_ROUTE in link.routes:
             if len(link.routes) > 1 and link.origin == "Edge":
                 raise GraphValidationError(
-                    6, "DEFAULT_ROUTE",
+                    6,
+                    "DEFAULT_ROUTE",
                     f"the edge {link.source.name} -> {link.target.name} lists DEFAULT_ROUTE together "
                     "with other routes",
                     [link.source.name, link.target.name],
@@ -109,7 +116,8 @@ def check_default_routes(links: list[Link]) -> None:
             source = group[0].source.name
             targets = sorted(link.target.name for link in group)
             raise GraphValidationError(
-                6, "DEFAULT_ROUTE",
+                6,
+                "DEFAULT_ROUTE",
                 f"node {source} has {len(group)} DEFAULT_ROUTE edges (to {', '.join(targets)}); "
                 "a node may have at most one",
                 [source, *targets],
@@ -131,7 +139,7 @@ def check_no_unconditional_cycle(links: list[Link]) -> None:
         for nxt in successors[id(node)]:
             mark = state.get(id(nxt))
             if mark == 1:
-                return path[path.index(nxt):]
+                return path[path.index(nxt) :]
             if mark is None:
                 found = visit(nxt)
                 if found:
@@ -147,7 +155,8 @@ def check_no_unconditional_cycle(links: list[Link]) -> None:
             if cycle:
                 names = [n.name for n in cycle]
                 raise GraphValidationError(
-                    7, "no unconditional cycles",
+                    7,
+                    "no unconditional cycles",
                     f"{' -> '.join([*names, names[0]])} is a cycle of unconditional edges that never "
                     "ends; make one of its edges depend on a route",
                     names,
@@ -160,7 +169,8 @@ def check_schemas(links: list[Link]) -> None:
         produced, wanted = link.source.output_type, link.target.declared_input_type
         if is_model(produced) and is_model(wanted) and produced is not wanted:
             raise GraphValidationError(
-                8, "matching schemas",
+                8,
+                "matching schemas",
                 f"{link.source.name} outputs {produced.__name__} but {link.target.name} takes "
                 f"{wanted.__name__}",
                 [link.source.name, link.target.name],

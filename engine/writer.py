@@ -118,7 +118,9 @@ class LogWriter:
                 item["invocation_id"] = invocation_id
                 events.append(stored_event(item))
             # Eager: an in-memory append finishes right here, without a trip through the loop.
-            commit = asyncio.Task(self._commit(events, expected), loop=asyncio.get_running_loop(), eager_start=True)
+            commit = asyncio.Task(
+                self._commit(events, expected), loop=asyncio.get_running_loop(), eager_start=True
+            )
             if not commit.done():
                 self._inflight = commit
                 await asyncio.shield(commit)

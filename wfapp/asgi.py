@@ -37,7 +37,9 @@ application = StartRuntime(
     ProtocolTypeRouter(
         {
             "http": django_application,
-            "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(_websocket_urlpatterns()))),
+            "websocket": AllowedHostsOriginValidator(
+                AuthMiddlewareStack(URLRouter(_websocket_urlpatterns()))
+            ),
         }
     )
 )

@@ -37,7 +37,9 @@ class InputValidationError(BadRequest):
     def __init__(self, workflow: str, field_errors: Mapping[str, list[str]]) -> None:
         self.workflow = workflow
         self.field_errors = dict(field_errors)
-        detail = "; ".join(f"{field or '(input)'}: {', '.join(msgs)}" for field, msgs in self.field_errors.items())
+        detail = "; ".join(
+            f"{field or '(input)'}: {', '.join(msgs)}" for field, msgs in self.field_errors.items()
+        )
         super().__init__(f"Invalid input for workflow {workflow!r}: {detail}")
 
 

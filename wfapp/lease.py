@@ -77,9 +77,7 @@ def claim(session_id: str, owner: str, ttl: float, *, force: bool = False) -> Le
     """Take the run's lease if it is free (or unconditionally with ``force``); None if held."""
     now = timezone.now()
     row = (
-        Session.objects.filter(pk=session_id)
-        .values("lease_owner", "lease_epoch", "lease_expires_at")
-        .first()
+        Session.objects.filter(pk=session_id).values("lease_owner", "lease_epoch", "lease_expires_at").first()
     )
     if row is None or (not force and not _is_free(row, now)):
         return None

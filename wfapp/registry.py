@@ -40,14 +40,18 @@ def _validate(path: str, workflow: Any) -> Problem | None:
     from engine import Workflow
 
     if not isinstance(workflow, Workflow):
-        return Problem(path, "E003", f"Workflow '{path}' is a {type(workflow).__name__}, not an engine.Workflow.")
+        return Problem(
+            path, "E003", f"Workflow '{path}' is a {type(workflow).__name__}, not an engine.Workflow."
+        )
     try:
         description = workflow.describe()
         schema = workflow.input_schema
     except Exception as exc:
         return Problem(path, "E004", f"Workflow '{path}' does not validate: {type(exc).__name__}: {exc}")
     if not isinstance(description, dict) or description.get("name") != workflow.name:
-        return Problem(path, "E004", f"Workflow '{path}' does not validate: describe() must name the workflow.")
+        return Problem(
+            path, "E004", f"Workflow '{path}' does not validate: describe() must name the workflow."
+        )
     if schema is not None:
         try:
             validator_for(schema).check_schema(schema)
@@ -64,12 +68,18 @@ def load_workflows(paths: list[str] | None = None) -> tuple[dict[str, Any], list
         try:
             workflow = _import(path)
         except Exception as exc:
-            frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<frozen")]
+            frames = [
+                f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<frozen")
+            ]
             where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if len(frames) > 1 else ""
-            problems.append(Problem(
-                path, "E001", f"Workflow '{path}' does not import: {type(exc).__name__}: {exc}{where}",
-                hint="Fix the workflow module or remove it from WFAPP_WORKFLOWS.",
-            ))
+            problems.append(
+                Problem(
+                    path,
+                    "E001",
+                    f"Workflow '{path}' does not import: {type(exc).__name__}: {exc}{where}",
+                    hint="Fix the workflow module or remove it from WFAPP_WORKFLOWS.",
+                )
+            )
             continue
         problem = _validate(path, workflow)
         if problem is not None:

@@ -47,7 +47,9 @@ def actor_name(user: Any) -> str | None:
 
 def can_answer(user: Any) -> bool:
     """Whether ``user`` may answer interrupts (synchronous: it may query permissions)."""
-    return bool(user is not None and getattr(user, "is_authenticated", False) and user.has_perm(ANSWER_PERMISSION))
+    return bool(
+        user is not None and getattr(user, "is_authenticated", False) and user.has_perm(ANSWER_PERMISSION)
+    )
 
 
 def _session(session_id: str) -> Session:
@@ -100,15 +102,24 @@ async def start_run(workflow: str, node_input: Any, *, user: Any = None) -> str:
 # -- answer -----------------------------------------------------------------------------------
 
 
-def _attempt(session_id: str, interrupt_id: str, actor: str | None, value: Any, outcome: str, detail: str) -> None:
+def _attempt(
+    session_id: str, interrupt_id: str, actor: str | None, value: Any, outcome: str, detail: str
+) -> None:
     AnswerAttempt.objects.create(
-        session_id=session_id, interrupt_id=interrupt_id, actor=actor or "", value=value, outcome=outcome, detail=detail
+        session_id=session_id,
+        interrupt_id=interrupt_id,
+        actor=actor or "",
+        value=value,
+        outcome=outcome,
+        detail=detail,
     )
 
 
 def _first_answer(session_id: str, interrupt_id: str) -> tuple[str | None, Any]:
     row = (
-        Interrupt.objects.filter(session_id=session_id, interrupt_id=interrupt_id, status=InterruptStatus.ANSWERED)
+        Interrupt.objects.filter(
+            session_id=session_id, interrupt_id=interrupt_id, status=InterruptStatus.ANSWERED
+        )
         .order_by("-request_seq")
         .values("answered_by", "answered_at")
         .first()
@@ -154,13 +165,21 @@ async def answer_interrupt(
             continue  # a worker appended meanwhile: validate against the newer log and try again
         except InterruptAlreadyAnswered as refused:
             by, at = await sync_to_async(_first_answer)(session_id, interrupt_id)
-            await sync_to_async(_attempt)(session_id, interrupt_id, actor, value, AttemptOutcome.ALREADY_ANSWERED, str(refused))
-            raise InterruptAlreadyAnswered(interrupt_id, by or refused.answered_by, at or refused.answered_at) from None
+            await sync_to_async(_attempt)(
+                session_id, interrupt_id, actor, value, AttemptOutcome.ALREADY_ANSWERED, str(refused)
+            )
+            raise InterruptAlreadyAnswered(
+                interrupt_id, by or refused.answered_by, at or refused.answered_at
+            ) from None
         except InvalidAnswerError as invalid:
-            await sync_to_async(_attempt)(session_id, interrupt_id, actor, value, AttemptOutcome.INVALID, str(invalid))
+            await sync_to_async(_attempt)(
+                session_id, interrupt_id, actor, value, AttemptOutcome.INVALID, str(invalid)
+            )
             raise
         except SessionStateError as refused:
-            await sync_to_async(_attempt)(session_id, interrupt_id, actor, value, AttemptOutcome.REFUSED, str(refused))
+            await sync_to_async(_attempt)(
+                session_id, interrupt_id, actor, value, AttemptOutcome.REFUSED, str(refused)
+            )
             raise
     else:
         raise RunStateError(f"Run {session_id!r} is too busy to take the answer; try again")

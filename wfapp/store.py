@@ -122,8 +122,10 @@ class DjangoEventStore:
         if row is None:
             return UnknownSessionError(session_id)
         lease = self.lease
-        if lease is not None and lease.session_id == session_id and (
-            (row["lease_owner"], row["lease_epoch"]) != (lease.owner, lease.epoch)
+        if (
+            lease is not None
+            and lease.session_id == session_id
+            and ((row["lease_owner"], row["lease_epoch"]) != (lease.owner, lease.epoch))
         ):
             return LeaseLostError(session_id, lease.owner, lease.epoch)
         return ConcurrencyError(session_id, expected_seq if expected_seq is not None else -1, row["last_seq"])

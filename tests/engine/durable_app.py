@@ -33,8 +33,9 @@ def audit(node_input: dict[str, Any]) -> str:
 @node(rerun_on_resume=False)
 async def approve(node_input: dict[str, Any]):
     _count("approve")
-    yield RequestInput(interrupt_id="approve", message=f"Approve {node_input['total']}?",
-                       response_schema={"type": "boolean"})
+    yield RequestInput(
+        interrupt_id="approve", message=f"Approve {node_input['total']}?", response_schema={"type": "boolean"}
+    )
 
 
 def decide(node_input: dict[str, Any]) -> dict[str, Any]:

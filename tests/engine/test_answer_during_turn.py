@@ -35,7 +35,9 @@ async def test_an_answer_during_a_turn_is_folded_in_and_nothing_runs_twice() -> 
         return f"{node_input['slow_a']} b={node_input['ask_b']}"
 
     join = JoinNode(name="join")
-    workflow = Workflow(name="two_asks", edges=[(START, (ask_a, ask_b)), (ask_a, slow_a, join), (ask_b, join), (join, finish)])
+    workflow = Workflow(
+        name="two_asks", edges=[(START, (ask_a, ask_b)), (ask_a, slow_a, join), (ask_b, join), (join, finish)]
+    )
     store = InMemoryEventStore()
     first = await Runner(workflow, store=store).run(None)
     assert sorted(i.id for i in first.interrupts) == ["a", "b"]

@@ -23,7 +23,10 @@ def resume_elsewhere(tmp_path: Path, log: dict[str, Any], answers: dict[str, Any
     answers_file.write_text(json.dumps(answers))
     done = subprocess.run(
         [sys.executable, str(HERE / "durable_app.py"), str(log_file), str(answers_file)],
-        capture_output=True, text=True, check=True, cwd=HERE.parent.parent,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=HERE.parent.parent,
         env={"PYTHONPATH": str(HERE.parent.parent), "PATH": ""},
     )
     return json.loads(done.stdout)

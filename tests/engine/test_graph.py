@@ -103,9 +103,17 @@ async def test_routing_map_follows_the_emitted_route(read_log: Any) -> None:
     def build(route: str) -> Workflow:
         return Workflow(
             name="wf",
-            edges=[(START, router("step_a", route), {
-                "success": tag("step_b"), "failure": tag("step_c"), DEFAULT_ROUTE: tag("fallback"),
-            })],
+            edges=[
+                (
+                    START,
+                    router("step_a", route),
+                    {
+                        "success": tag("step_b"),
+                        "failure": tag("step_c"),
+                        DEFAULT_ROUTE: tag("fallback"),
+                    },
+                )
+            ],
         )
 
     for route, expected in [("success", "step_b"), ("failure", "step_c"), ("other", "fallback")]:
@@ -118,7 +126,9 @@ async def test_routing_map_follows_the_emitted_route(read_log: Any) -> None:
 
 async def test_routing_map_value_may_be_a_tuple(read_log: Any) -> None:
     b, c = Sink(name="step_b", seen=[]), Sink(name="step_c", seen=[])
-    wf = Workflow(name="wf", edges=[(START, router("step_a", "success"), {"success": (b, c), "failure": tag("f")})])
+    wf = Workflow(
+        name="wf", edges=[(START, router("step_a", "success"), {"success": (b, c), "failure": tag("f")})]
+    )
     runner = Runner(wf)
     result = await runner.run("in")
     assert result.status == "completed"
@@ -393,7 +403,13 @@ async def test_conditional_loop_gives_new_run_ids(read_log: Any, calls: Any) -> 
     log = await read_log(runner, result.session_id)
     assert log.started() == [
         "wf@1",
-        "wf@1/a@1", "wf@1/b@1", "wf@1/a@2", "wf@1/b@2", "wf@1/a@3", "wf@1/b@3", "wf@1/c@1",
+        "wf@1/a@1",
+        "wf@1/b@1",
+        "wf@1/a@2",
+        "wf@1/b@2",
+        "wf@1/a@3",
+        "wf@1/b@3",
+        "wf@1/c@1",
     ]
     assert log.outputs()["wf@1/a@3"] == 3
 
@@ -439,7 +455,14 @@ async def test_conditional_self_loop(read_log: Any) -> None:
     result = await runner.run(None)
     assert result.output == "4>end"
     log = await read_log(runner, result.session_id)
-    assert log.started() == ["wf@1", "wf@1/count@1", "wf@1/count@2", "wf@1/count@3", "wf@1/count@4", "wf@1/end@1"]
+    assert log.started() == [
+        "wf@1",
+        "wf@1/count@1",
+        "wf@1/count@2",
+        "wf@1/count@3",
+        "wf@1/count@4",
+        "wf@1/end@1",
+    ]
 
 
 # -- nested workflows ----------------------------------------------------------------------
@@ -590,7 +613,11 @@ async def test_bool_and_int_routes_survive_a_saved_and_loaded_log(calls: Any) ->
         calls["one"] += 1
         return "one"
 
-    source, on_true, on_one = router("r", True), FunctionNode(ask, name="on_true"), FunctionNode(one, name="on_one")
+    source, on_true, on_one = (
+        router("r", True),
+        FunctionNode(ask, name="on_true"),
+        FunctionNode(one, name="on_one"),
+    )
     wf = Workflow(
         name="wf",
         edges=[

@@ -105,7 +105,9 @@ async def test_request_input_pauses_the_run(read_log: Any, calls: Any) -> None:
     assert log.status() == ["waiting"]
     assert (await runner.result(waiting.session_id)).interrupts == waiting.interrupts
 
-    result = await runner.resume(waiting.session_id, {"review-1": {"approved": True, "comment": "ok"}}, actor="ann")
+    result = await runner.resume(
+        waiting.session_id, {"review-1": {"approved": True, "comment": "ok"}}, actor="ann"
+    )
     assert result.status == "completed"
     assert result.output == "published=True (ok)"
     assert calls == {"write": 1, "review": 1, "publish": 1}
@@ -298,7 +300,9 @@ async def test_rerun_on_resume_true_reruns_with_resume_inputs(calls: Any) -> Non
             return
         yield RequestInput(message="ok?", interrupt_id="ok")
 
-    runner = Runner(Workflow(name="wf", edges=[(START, counted("pre", calls), confirm, counted("post", calls))]))
+    runner = Runner(
+        Workflow(name="wf", edges=[(START, counted("pre", calls), confirm, counted("post", calls))])
+    )
     waiting = await runner.run("in")
     result = await runner.resume(waiting.session_id, {"ok": "ann"})
     assert result.output == "in>pre confirmed by ann>post"
@@ -351,7 +355,9 @@ async def test_rerun_on_resume_false_several_answers_are_a_dict(calls: Any) -> N
 
 
 async def test_interrupt_inside_a_nested_workflow(read_log: Any, calls: Any) -> None:
-    inner = Workflow(name="inner", edges=[(START, counted("x", calls), asker("ask", "deep", calls), counted("y", calls))])
+    inner = Workflow(
+        name="inner", edges=[(START, counted("x", calls), asker("ask", "deep", calls), counted("y", calls))]
+    )
     outer = Workflow(name="outer", edges=[(START, counted("before", calls), inner, counted("after", calls))])
     runner = Runner(outer)
     waiting = await runner.run("in")
@@ -368,8 +374,16 @@ async def test_interrupt_inside_a_nested_workflow(read_log: Any, calls: Any) -> 
 async def test_completed_nodes_never_reexecute_across_many_resumes(calls: Any) -> None:
     wf = Workflow(
         name="wf",
-        edges=[(START, counted("a", calls), asker("q1", "one", calls), counted("b", calls),
-                asker("q2", "two", calls), counted("c", calls))],
+        edges=[
+            (
+                START,
+                counted("a", calls),
+                asker("q1", "one", calls),
+                counted("b", calls),
+                asker("q2", "two", calls),
+                counted("c", calls),
+            )
+        ],
     )
     runner = Runner(wf)
     sid = (await runner.run("in")).session_id
@@ -439,7 +453,9 @@ async def test_a_rerun_node_may_ask_the_same_id_again(calls: Any) -> None:
 
 async def test_duplicate_pending_interrupt_id_fails_naming_both_nodes(read_log: Any, calls: Any) -> None:
     join = JoinNode(name="join")
-    wf = Workflow(name="wf", edges=[(START, (asker("left", "same", calls), asker("right", "same", calls)), join)])
+    wf = Workflow(
+        name="wf", edges=[(START, (asker("left", "same", calls), asker("right", "same", calls)), join)]
+    )
     runner = Runner(wf)
     result = await runner.run(None)
     assert result.status == "failed"
@@ -555,7 +571,12 @@ async def test_pydantic_outputs_are_restored_as_models_after_replay(calls: Any) 
     ("schema", "good", "bad", "field"),
     [
         (list[str], ["a", "b"], ["a", 1], "1"),
-        ({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}, {"n": 2}, {"m": 2}, "n"),
+        (
+            {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+            {"n": 2},
+            {"m": 2},
+            "n",
+        ),
     ],
 )
 async def test_answers_are_checked_against_types_and_raw_schemas(

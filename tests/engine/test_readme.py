@@ -22,7 +22,10 @@ def test_readme_example_runs(index: int, tmp_path: Path) -> None:
     script = tmp_path / f"example_{index}.py"
     script.write_text(BLOCKS[index])
     done = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, cwd=README.parent,
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        cwd=README.parent,
         env={"PYTHONPATH": str(README.parent), "PATH": ""},
     )
     assert done.returncode == 0, done.stderr

@@ -46,7 +46,9 @@ def approval_workflow(calls: dict[str, int]) -> Workflow:
     async def approve(ctx: Any, node_input: int):
         calls["approve"] = calls.get("approve", 0) + 1
         yield RequestInput(
-            interrupt_id="approve", message=f"Approve {node_input}?", payload={"amount": node_input},
+            interrupt_id="approve",
+            message=f"Approve {node_input}?",
+            payload={"amount": node_input},
             response_schema=Decision,
         )
 
@@ -78,12 +80,18 @@ async def test_run_waits_with_the_pending_interrupt(runner: Runner) -> None:
     assert result.output is None and result.error is None
     [interrupt] = result.interrupts
     assert isinstance(interrupt, Interrupt)
-    assert (interrupt.id, interrupt.node_path, interrupt.message) == ("approve", "approval@1/approve@1", "Approve 40?")
+    assert (interrupt.id, interrupt.node_path, interrupt.message) == (
+        "approve",
+        "approval@1/approve@1",
+        "Approve 40?",
+    )
     assert interrupt.payload == {"amount": 40}
     assert interrupt.response_schema is not None and interrupt.response_schema["required"] == ["approved"]
 
 
-async def test_resume_records_the_answer_with_its_actor_and_completes(runner: Runner, calls: dict[str, int]) -> None:
+async def test_resume_records_the_answer_with_its_actor_and_completes(
+    runner: Runner, calls: dict[str, int]
+) -> None:
     waiting = await runner.run(4)
     result = await runner.resume(waiting.session_id, {"approve": {"approved": True}}, actor="alice")
     assert (result.status, result.output) == ("completed", "approved")
@@ -91,13 +99,19 @@ async def test_resume_records_the_answer_with_its_actor_and_completes(runner: Ru
     events = await runner.store.list_events(waiting.session_id)
     [answer] = [e for e in events if e.kind == "answer"]
     assert answer.author == "alice" and answer.answer is not None
-    assert (answer.answer.interrupt_id, answer.answer.value, answer.answer.actor) == ("approve", {"approved": True}, "alice")
+    assert (answer.answer.interrupt_id, answer.answer.value, answer.answer.actor) == (
+        "approve",
+        {"approved": True},
+        "alice",
+    )
     assert answer.node_path == "approval@1/approve@1"
 
 
 async def test_answer_then_advance_are_separate_steps(runner: Runner, calls: dict[str, int]) -> None:
     waiting = await runner.run(1)
-    await runner.answer(waiting.session_id, {"approve": {"approved": False, "comment": "too much"}}, actor="bob")
+    await runner.answer(
+        waiting.session_id, {"approve": {"approved": False, "comment": "too much"}}, actor="bob"
+    )
     assert calls.get("finish") is None
     pending = await runner.result(waiting.session_id)
     assert pending.status == "waiting" and pending.interrupts == []
@@ -128,7 +142,9 @@ async def test_run_with_an_existing_session_id_is_refused(runner: Runner) -> Non
         ({}, NoAnswersError),
     ],
 )
-async def test_caller_errors_leave_the_log_unchanged(runner: Runner, answers: dict[str, Any], error: type[Exception]) -> None:
+async def test_caller_errors_leave_the_log_unchanged(
+    runner: Runner, answers: dict[str, Any], error: type[Exception]
+) -> None:
     waiting = await runner.run(3)
     before = snapshot(runner.store, waiting.session_id)
     with pytest.raises(error) as raised:
@@ -206,7 +222,9 @@ async def test_stream_yields_events_as_they_are_committed(calls: dict[str, int])
     assert [e.seq for e in seen] == list(range(1, len(seen) + 1))
     assert seen == await runner.store.list_events("streamed")
     assert seen[-1].kind == "status" and seen[-1].status == "waiting"
-    resumed = [e async for e in runner.stream_resume("streamed", {"approve": {"approved": True}}, actor="dan")]
+    resumed = [
+        e async for e in runner.stream_resume("streamed", {"approve": {"approved": True}}, actor="dan")
+    ]
     assert resumed[0].kind == "answer" and resumed[0].seq == seen[-1].seq + 1
     assert resumed[-1].status == "completed" and resumed[-1].output == "approved"
 

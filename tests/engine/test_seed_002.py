@@ -56,13 +56,15 @@ async def test_fan_out_workflow(read_log: Any) -> None:
     assert result.output == "THE QUICK BROWN FOX (4 words)"
     assert runs == {"word_count": 1, "shout": 1, "report": 1}
     log = await read_log(runner, result.session_id)
-    assert sorted(log.started()) == sorted([
-        "fan_out_workflow@1",
-        "fan_out_workflow@1/word_count@1",
-        "fan_out_workflow@1/shout@1",
-        "fan_out_workflow@1/join@1",
-        "fan_out_workflow@1/report@1",
-    ])
+    assert sorted(log.started()) == sorted(
+        [
+            "fan_out_workflow@1",
+            "fan_out_workflow@1/word_count@1",
+            "fan_out_workflow@1/shout@1",
+            "fan_out_workflow@1/join@1",
+            "fan_out_workflow@1/report@1",
+        ]
+    )
     outputs = log.outputs()
     # Both workers receive the same input, the user's message.
     assert outputs["fan_out_workflow@1/word_count@1"] == 4
@@ -125,11 +127,15 @@ async def test_conditional_routing_with_default_route(route: str, taken: str, re
     runs: Counter[str] = Counter()
     step_a, step_b, step_c, fallback_step = _routing_steps(runs, route)
     edges = [
-        (START, step_a, {
-            "success": step_b,
-            "failure": step_c,
-            DEFAULT_ROUTE: fallback_step,
-        }),
+        (
+            START,
+            step_a,
+            {
+                "success": step_b,
+                "failure": step_c,
+                DEFAULT_ROUTE: fallback_step,
+            },
+        ),
     ]
     runner = Runner(Workflow(name="wf", edges=edges))
     result = await runner.run("go")

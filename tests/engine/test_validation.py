@@ -112,7 +112,12 @@ def test_rule4_unreachable_island() -> None:
 
 def test_rule5_edge_listed_twice() -> None:
     a, b = step("a"), step("b")
-    rejects(5, [Edge(from_node=START, to_node=a), Edge(from_node=a, to_node=b), Edge(from_node=a, to_node=b)], "a", "b")
+    rejects(
+        5,
+        [Edge(from_node=START, to_node=a), Edge(from_node=a, to_node=b), Edge(from_node=a, to_node=b)],
+        "a",
+        "b",
+    )
 
 
 def test_rule5_duplicate_through_chain_tuples() -> None:
@@ -124,14 +129,21 @@ def test_rule5_same_pair_with_different_routes() -> None:
     a, b = step("a"), step("b")
     rejects(
         5,
-        [Edge(from_node=START, to_node=a), Edge(from_node=a, to_node=b, route="x"), Edge(from_node=a, to_node=b, route="y")],
-        "a", "b",
+        [
+            Edge(from_node=START, to_node=a),
+            Edge(from_node=a, to_node=b, route="x"),
+            Edge(from_node=a, to_node=b, route="y"),
+        ],
+        "a",
+        "b",
     )
 
 
 def test_rule5_one_edge_with_a_route_list_is_fine() -> None:
     a, b = step("a"), step("b")
-    Workflow(name="wf", edges=[Edge(from_node=START, to_node=a), Edge(from_node=a, to_node=b, route=["x", "y"])])
+    Workflow(
+        name="wf", edges=[Edge(from_node=START, to_node=a), Edge(from_node=a, to_node=b, route=["x", "y"])]
+    )
     Workflow(name="wf", edges=[(START, a, {"x": b, "y": b})])
 
 

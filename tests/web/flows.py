@@ -22,4 +22,6 @@ def post_when_unlocked(node_input: dict[str, Any]) -> dict[str, Any]:
     return {"posted": True}
 
 
-locked_ledger = Workflow(name="web_locked_ledger", edges=[(START, node(post_when_unlocked, name="post_to_ledger"))])
+locked_ledger = Workflow(
+    name="web_locked_ledger", edges=[(START, node(post_when_unlocked, name="post_to_ledger"))]
+)

@@ -16,7 +16,10 @@ from wfapp.web.readable import Row, answer_summary, rows
         ({"approved": False, "comment": "too expensive"}, "Rejected · Comment: too expensive"),
         ({"approved": True, "comment": ""}, "Approved"),
         ({"approve": True}, "Approved"),
-        ({"priority": "high", "tags": ["a", "b"], "urgent": False}, "Priority: high · Tags: a, b · Urgent: No"),
+        (
+            {"priority": "high", "tags": ["a", "b"], "urgent": False},
+            "Priority: high · Tags: a, b · Urgent: No",
+        ),
         ({"nested": {"k": 1}}, "Nested: K: 1"),
         ({"deep": {"k": [1, {"x": 2}]}}, 'Deep: {"k": [1, {"x": 2}]}'),
         (True, "Yes"),
@@ -82,7 +85,9 @@ def test_run_page_shows_output_and_answers_readably(operator_client: Client, sta
 def test_timeline_lines_read_as_words() -> None:
     from wfapp.web.run_state import describe_event
 
-    output = describe_event(5, 0.0, "output", "wf@1/item@1", "wf", {"output": {"sku": "A1", "outcome": "passed"}})
+    output = describe_event(
+        5, 0.0, "output", "wf@1/item@1", "wf", {"output": {"sku": "A1", "outcome": "passed"}}
+    )
     assert output.detail == "Sku: A1 · Outcome: passed"
     routed = describe_event(6, 0.0, "output", "wf@1/triage@1", "wf", {"output": "big", "route": "both"})
     assert (routed.title, routed.detail) == ("Output · Route", "Output: big · Route: both")

@@ -50,7 +50,9 @@ async def engine_runtime(transactional_db: None, workflows: None) -> AsyncIterat
 def _user(username: str, *, may_answer: bool) -> User:
     user = User.objects.create_user(username=username, password="pw-" + username)
     if may_answer:
-        user.user_permissions.add(Permission.objects.get(codename="answer_interrupt", content_type__app_label="wfapp"))
+        user.user_permissions.add(
+            Permission.objects.get(codename="answer_interrupt", content_type__app_label="wfapp")
+        )
     return User.objects.get(pk=user.pk)  # fresh: no stale permission cache
 
 

@@ -15,9 +15,7 @@ from pydantic import BaseModel
 
 from engine import START, JoinNode, RequestInput, Workflow, node
 
-PATHS = {
-    name: f"tests.wfapp.flows:{name}" for name in ("approval", "blocking", "rendezvous", "flaky")
-}
+PATHS = {name: f"tests.wfapp.flows:{name}" for name in ("approval", "blocking", "rendezvous", "flaky")}
 
 
 def _dir() -> Path:
@@ -54,7 +52,9 @@ def prepare(node_input: dict[str, Any]) -> dict[str, Any]:
 
 @node(rerun_on_resume=False)
 async def ask(node_input: dict[str, Any]):  # type: ignore[no-untyped-def]
-    yield RequestInput(interrupt_id="ok", message=f"Approve {node_input}?", payload=node_input, response_schema=Decision)
+    yield RequestInput(
+        interrupt_id="ok", message=f"Approve {node_input}?", payload=node_input, response_schema=Decision
+    )
 
 
 def finish(node_input: dict[str, Any]) -> dict[str, Any]:
@@ -148,6 +148,11 @@ slow_a_node = node(slow_a, name="slow_a")
 after_b_node = node(after_b, name="after_b")
 two_asks = Workflow(
     name="two_asks",
-    edges=[(START, (ask_a, ask_b)), (ask_a, slow_a_node), (ask_b, after_b_node), ((slow_a_node, after_b_node), JoinNode(name="both"))],
+    edges=[
+        (START, (ask_a, ask_b)),
+        (ask_a, slow_a_node),
+        (ask_b, after_b_node),
+        ((slow_a_node, after_b_node), JoinNode(name="both")),
+    ],
 )
 PATHS["two_asks"] = "tests.wfapp.flows:two_asks"

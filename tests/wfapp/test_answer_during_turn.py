@@ -19,16 +19,27 @@ EXPENSE = {"employee": "ann", "amount": 5000, "category": "travel", "description
 async def test_two_answers_in_quick_succession(engine_runtime: Runtime, alice: User, bob: User) -> None:
     session_id = await services.start_run("expense_approval", EXPENSE)
     await settled(session_id, "waiting")
-    await services.answer_interrupt(session_id, "manager-approval", {"approved": True, "comment": "m"}, user=alice)
-    await services.answer_interrupt(session_id, "finance-approval", {"approved": True, "comment": "f"}, user=bob)
+    await services.answer_interrupt(
+        session_id, "manager-approval", {"approved": True, "comment": "m"}, user=alice
+    )
+    await services.answer_interrupt(
+        session_id, "finance-approval", {"approved": True, "comment": "f"}, user=bob
+    )
     session = await settled(session_id, "completed", "failed")
     assert session.status == "completed", session.error
     assert session.output["comments"] == ["manager: m", "finance: f"]
-    started = [p async for p in Event.objects.filter(session_id=session_id, kind="started").values_list("node_path", flat=True)]
+    started = [
+        p
+        async for p in Event.objects.filter(session_id=session_id, kind="started").values_list(
+            "node_path", flat=True
+        )
+    ]
     assert sum(p.endswith("/both_decide@1") for p in started) == 1
 
 
-async def test_an_answer_while_another_branch_runs(engine_runtime: Runtime, alice: User, test_dir: Path) -> None:
+async def test_an_answer_while_another_branch_runs(
+    engine_runtime: Runtime, alice: User, test_dir: Path
+) -> None:
     session_id = await services.start_run("two_asks", None)
     await settled(session_id, "waiting")
     await services.answer_interrupt(session_id, "a", {"approved": True}, user=alice)

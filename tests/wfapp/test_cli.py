@@ -33,7 +33,12 @@ def pending(report: dict[str, Any]) -> list[str]:
 def test_list_names_the_demos(transactional_db: None) -> None:
     listed = {item["name"]: item for item in wf("list")}
     assert {"expense_approval", "document_review", "batch_review"} <= set(listed)
-    assert listed["expense_approval"]["input_schema"]["required"] == ["employee", "amount", "category", "description"]
+    assert listed["expense_approval"]["input_schema"]["required"] == [
+        "employee",
+        "amount",
+        "category",
+        "description",
+    ]
 
 
 def test_expense_approval_round_trip(alice: User) -> None:
@@ -42,9 +47,25 @@ def test_expense_approval_round_trip(alice: User) -> None:
     assert started["status"] == "waiting" and started["created_by"] == "alice"
     assert sorted(pending(started)) == ["finance-approval", "manager-approval"]
     run = started["run"]
-    halfway = wf("answer", run, "manager-approval", "--answer", '{"approved": true, "comment": "ok"}', "--user", "alice")
+    halfway = wf(
+        "answer",
+        run,
+        "manager-approval",
+        "--answer",
+        '{"approved": true, "comment": "ok"}',
+        "--user",
+        "alice",
+    )
     assert (halfway["status"], pending(halfway)) == ("waiting", ["finance-approval"])
-    done = wf("answer", run, "finance-approval", "--answer", '{"approved": false, "comment": "over budget"}', "--user", "alice")
+    done = wf(
+        "answer",
+        run,
+        "finance-approval",
+        "--answer",
+        '{"approved": false, "comment": "over budget"}',
+        "--user",
+        "alice",
+    )
     assert done["status"] == "completed"
     assert done["output"]["approved"] is False
     assert done["output"]["decided_by"] == ["manager", "finance"]
@@ -58,9 +79,13 @@ def test_manager_only_expense_skips_the_join(alice: User) -> None:
     expense = {"employee": "ann", "amount": 300, "category": "meals", "description": "team lunch"}
     started = wf("start", "expense_approval", "--input", json.dumps(expense))
     assert pending(started) == ["manager-approval"]
-    done = wf("answer", started["run"], "manager-approval", "--answer", '{"approved": true}', "--user", "alice")
+    done = wf(
+        "answer", started["run"], "manager-approval", "--answer", '{"approved": true}', "--user", "alice"
+    )
     assert done["output"]["decided_by"] == ["manager"]
-    paths = Event.objects.filter(session_id=started["run"], kind="started").values_list("node_path", flat=True)
+    paths = Event.objects.filter(session_id=started["run"], kind="started").values_list(
+        "node_path", flat=True
+    )
     assert not any("combine" in path or "finance" in path for path in paths)
 
 
@@ -69,7 +94,15 @@ def test_document_review_round_trip(alice: User) -> None:
     run = started["run"]
     assert pending(started) == ["review-1"]
     assert started["pending"][0]["payload"]["draft"].startswith("# Caching")
-    second = wf("answer", run, "review-1", "--answer", '{"approved": false, "feedback": "add examples"}', "--user", "alice")
+    second = wf(
+        "answer",
+        run,
+        "review-1",
+        "--answer",
+        '{"approved": false, "feedback": "add examples"}',
+        "--user",
+        "alice",
+    )
     assert pending(second) == ["review-2"]
     assert 'addressed the feedback "add examples"' in second["pending"][0]["payload"]["draft"]
     done = wf("answer", run, "review-2", "--answer", '{"approved": true, "feedback": ""}', "--user", "alice")
@@ -80,7 +113,15 @@ def test_document_review_round_trip(alice: User) -> None:
 def test_document_review_stops_after_five_rounds(alice: User) -> None:
     run = wf("start", "document_review", "--input", '{"title": "T", "topic": "t"}')["run"]
     for round_number in range(1, 6):
-        report = wf("answer", run, f"review-{round_number}", "--answer", '{"approved": false, "feedback": "no"}', "--user", "alice")
+        report = wf(
+            "answer",
+            run,
+            f"review-{round_number}",
+            "--answer",
+            '{"approved": false, "feedback": "no"}',
+            "--user",
+            "alice",
+        )
     assert report["status"] == "completed"
     assert (report["output"]["approved"], report["output"]["rounds"]) == (False, 5)
 
@@ -98,7 +139,9 @@ def test_batch_review_round_trip(alice: User) -> None:
     done = wf("answer", run, "item-2-B-2", "--answer", '{"approve": true}', "--user", "alice")
     assert done["status"] == "completed"
     assert [(i["sku"], i["outcome"]) for i in done["output"]["items"]] == [
-        ("A-1", "passed"), ("B-2", "approved"), ("C-3", "rejected"),
+        ("A-1", "passed"),
+        ("B-2", "approved"),
+        ("C-3", "rejected"),
     ]
 
 
@@ -111,7 +154,15 @@ def _nothing_written() -> bool:
     [
         (["start", "nope", "--input", "{}"], "Unknown workflow 'nope'"),
         (["start", "expense_approval", "--input", "{not json"], "Malformed JSON in --input"),
-        (["start", "expense_approval", "--input", '{"employee": "a", "amount": 0, "category": "meals", "description": ""}'], "amount"),
+        (
+            [
+                "start",
+                "expense_approval",
+                "--input",
+                '{"employee": "a", "amount": 0, "category": "meals", "description": ""}',
+            ],
+            "amount",
+        ),
         (["show", "missing"], "Unknown run 'missing'"),
         (["answer", "missing", "x", "--answer", "true", "--user", "alice"], "Unknown run 'missing'"),
         (["answer", "missing", "x", "--answer", "true", "--user", "nobody"], "Unknown user 'nobody'"),
@@ -130,10 +181,22 @@ def test_bad_answers_change_nothing(alice: User, mallory: User) -> None:
     before = Event.objects.filter(session_id=run).count()
     for args, message in [
         (["review-1", "--answer", '{"approved": "maybe"}', "--user", "alice"], "approved"),
-        (["review-9", "--answer", '{"approved": true}', "--user", "alice"], "no pending interrupt 'review-9'; it waits for: review-1"),
+        (
+            ["review-9", "--answer", '{"approved": true}', "--user", "alice"],
+            "no pending interrupt 'review-9'; it waits for: review-1",
+        ),
         (["review-1", "--answer", "{oops", "--user", "alice"], "Malformed JSON in --answer"),
         (["review-1", "--answer", '{"approved": true}', "--user", "mallory"], "may not answer"),
-        (["review-1", "--answer", json.dumps({"approved": True, "feedback": "x" * 70000}), "--user", "alice"], "limit"),
+        (
+            [
+                "review-1",
+                "--answer",
+                json.dumps({"approved": True, "feedback": "x" * 70000}),
+                "--user",
+                "alice",
+            ],
+            "limit",
+        ),
     ]:
         with pytest.raises(CommandError, match=message):
             wf("answer", run, *args)
@@ -145,7 +208,9 @@ def test_bad_answers_change_nothing(alice: User, mallory: User) -> None:
 def test_a_late_answer_names_who_answered_first_and_when(alice: User) -> None:
     run = wf("start", "document_review", "--input", '{"title": "T", "topic": "t"}')["run"]
     wf("answer", run, "review-1", "--answer", '{"approved": true}', "--user", "alice")
-    late = r"'review-1' was already answered by alice at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC; this answer was not"
+    late = (
+        r"'review-1' was already answered by alice at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC; this answer was not"
+    )
     with pytest.raises(CommandError, match=late):
         wf("answer", run, "review-1", "--answer", '{"approved": false}', "--user", "alice")
 
@@ -153,14 +218,29 @@ def test_a_late_answer_names_who_answered_first_and_when(alice: User) -> None:
 def test_the_command_line_exits_non_zero_with_a_message(transactional_db: None) -> None:
     done = subprocess.run(
         [sys.executable, "manage.py", "wf", "start", "nope", "--input", "{}"],
-        cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=60,
+        cwd=ROOT,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert "Unknown workflow 'nope'" in done.stderr and done.stdout == "", (done.stdout, done.stderr)
     ok = subprocess.run(
-        [sys.executable, "manage.py", "wf", "start", "expense_approval", "--input",
-         '{"employee": "a", "amount": 12, "category": "meals", "description": "tea"}'],
-        cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "manage.py",
+            "wf",
+            "start",
+            "expense_approval",
+            "--input",
+            '{"employee": "a", "amount": 12, "category": "meals", "description": "tea"}',
+        ],
+        cwd=ROOT,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["status"] == "completed"

@@ -59,12 +59,16 @@ async def test_two_appenders_in_threads_exactly_one_wins(transactional_db: None)
     assert (await store.get_session("race")).last_seq == 2
 
 
-async def test_two_concurrent_answers_one_takes_effect(engine_runtime: Runtime, alice: User, bob: User) -> None:
+async def test_two_concurrent_answers_one_takes_effect(
+    engine_runtime: Runtime, alice: User, bob: User
+) -> None:
     session_id = await services.start_run("approval", {"n": 1})
     await settled(session_id, "waiting")
 
     def answer(user: User, approved: bool) -> Callable[[], Any]:
-        return lambda: async_to_sync(services.answer_interrupt)(session_id, "ok", {"approved": approved}, user=user)
+        return lambda: async_to_sync(services.answer_interrupt)(
+            session_id, "ok", {"approved": approved}, user=user
+        )
 
     outcomes = await asyncio.to_thread(_race, answer(alice, True), answer(bob, False))
     refused = [o for o in outcomes if isinstance(o, InterruptAlreadyAnswered)]
@@ -74,11 +78,15 @@ async def test_two_concurrent_answers_one_takes_effect(engine_runtime: Runtime, 
 
     session = await settled(session_id, "completed")
     assert session.output == {"approved": winner == "alice"}
-    attempts = sorted([(a.actor, a.outcome) async for a in AnswerAttempt.objects.filter(session_id=session_id)])
+    attempts = sorted(
+        [(a.actor, a.outcome) async for a in AnswerAttempt.objects.filter(session_id=session_id)]
+    )
     loser = "bob" if winner == "alice" else "alice"
     assert attempts == sorted([(winner, "accepted"), (loser, "already_answered")])
     answers = [e async for e in Event.objects.filter(session_id=session_id, kind="answer")]
     assert [e.author for e in answers] == [winner]
     # The run resumed once: the node after the interrupt started and ran exactly once.
-    finish_started = await Event.objects.filter(session_id=session_id, kind="started", node_path__endswith="/finish@1").acount()
+    finish_started = await Event.objects.filter(
+        session_id=session_id, kind="started", node_path__endswith="/finish@1"
+    ).acount()
     assert finish_started == 1 and flows.count("approval.finish") == 1

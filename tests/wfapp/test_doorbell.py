@@ -48,7 +48,11 @@ async def test_doorbells_carry_only_the_session_and_seq(transactional_db: None, 
 
     run = await _listen(layer, session_group("bell"))
     ask = Interrupt(id="ok", node_path="wf@1/ask@1", message="confidential")
-    await store.append("bell", stamp("bell", 1, [{"kind": "interrupt", "node_path": ask.node_path, "interrupt": ask}]), expected_seq=0)
+    await store.append(
+        "bell",
+        stamp("bell", 1, [{"kind": "interrupt", "node_path": ask.node_path, "interrupt": ask}]),
+        expected_seq=0,
+    )
     assert await _next(layer, run) == {"type": DOORBELL_TYPE, "session_id": "bell", "seq": 1}
     assert await _next(layer, inbox) == {"type": DOORBELL_TYPE, "session_id": "bell", "seq": 1}
 
@@ -68,7 +72,9 @@ def test_group_names_are_valid_for_any_session_id() -> None:
     assert odd.replace(".", "").replace("-", "").replace("_", "").isalnum()
 
 
-async def test_the_server_rings_for_commits_made_by_other_processes(transactional_db: None, layer: Any) -> None:
+async def test_the_server_rings_for_commits_made_by_other_processes(
+    transactional_db: None, layer: Any
+) -> None:
     from asgiref.sync import sync_to_async
 
     from wfapp.runtime import Runtime

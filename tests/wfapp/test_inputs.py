@@ -12,7 +12,10 @@ SCHEMA = {
 
 
 def test_each_missing_field_is_named_once() -> None:
-    assert schema_errors(SCHEMA, {"n": 1}) == {"a": ["This field is required."], "b": ["This field is required."]}
+    assert schema_errors(SCHEMA, {"n": 1}) == {
+        "a": ["This field is required."],
+        "b": ["This field is required."],
+    }
 
 
 def test_nested_missing_fields_carry_their_path() -> None:

@@ -36,7 +36,10 @@ async def test_a_worker_that_lost_its_lease_writes_nothing(transactional_db: Non
     assert await stale.list_events("s1") == []
     assert (await Session.objects.aget(pk="s1")).status == "running"
 
-    assert await DjangoEventStore(second).append("s1", stamp("s1", 1, [{"kind": "started"}]), expected_seq=0) == 1
+    assert (
+        await DjangoEventStore(second).append("s1", stamp("s1", 1, [{"kind": "started"}]), expected_seq=0)
+        == 1
+    )
     assert await sync_to_async(leases.release)(first) is Release.LOST
 
 
@@ -46,7 +49,10 @@ async def test_release_waits_for_events_after_the_last_settled_status(transactio
     lease = await sync_to_async(leases.claim)("s2", "host:1:a", 30)
     assert lease is not None
     ask = EngineInterrupt(id="ok", node_path="wf@1/ask@1", message="ok?")
-    waiting = [{"kind": "interrupt", "node_path": ask.node_path, "interrupt": ask}, {"kind": "status", "status": "waiting"}]
+    waiting = [
+        {"kind": "interrupt", "node_path": ask.node_path, "interrupt": ask},
+        {"kind": "status", "status": "waiting"},
+    ]
     await store.append("s2", stamp("s2", 1, waiting), expected_seq=0)
     await store.append("s2", stamp("s2", 3, [{"kind": "state", "state": {"late": True}}]), expected_seq=2)
     assert await sync_to_async(leases.release)(lease) is Release.MORE_WORK
@@ -64,7 +70,9 @@ async def test_the_runtime_leaves_a_live_lease_alone_and_takes_a_dead_ones(engin
     assert (session.lease_owner, session.last_seq) == ("elsewhere:1:cli", 0)
 
     # One whose owner process on this host has exited is taken up at once.
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     dead_owner = f"{leases.new_owner().split(':')[0]}:{gone.stdout.strip()}:cli"
     orphan, _ = await services.create_run("approval", {"n": 2}, owner=dead_owner)
     await engine_runtime.sweep()

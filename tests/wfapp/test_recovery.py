@@ -59,7 +59,11 @@ def servers(test_dir: Path) -> Iterator[Callable[[], subprocess.Popen[bytes]]]:
 
 @pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["killed", "stopped"])
 def test_the_next_server_finishes_the_run_without_rerunning_completed_nodes(
-    transactional_db: None, workflows: None, test_dir: Path, servers: Callable[[], subprocess.Popen[bytes]], stop: int
+    transactional_db: None,
+    workflows: None,
+    test_dir: Path,
+    servers: Callable[[], subprocess.Popen[bytes]],
+    stop: int,
 ) -> None:
     session_id, _ = async_to_sync(services.create_run)("blocking", {"job": 7})
     first = servers()
@@ -77,8 +81,14 @@ def test_the_next_server_finishes_the_run_without_rerunning_completed_nodes(
 
     session = Session.objects.get(pk=session_id)
     assert session.output == {"done": {"job": 7}}
-    assert (flows.count("blocking.first"), flows.count("blocking.wait"), flows.count("blocking.last")) == (1, 2, 1)
-    started = list(Event.objects.filter(session_id=session_id, kind="started").values_list("node_path", flat=True))
+    assert (flows.count("blocking.first"), flows.count("blocking.wait"), flows.count("blocking.last")) == (
+        1,
+        2,
+        1,
+    )
+    started = list(
+        Event.objects.filter(session_id=session_id, kind="started").values_list("node_path", flat=True)
+    )
     assert sum(path.endswith("/first@1") for path in started) == 1
     assert sum(path.endswith("/last@1") for path in started) == 1
 

@@ -61,8 +61,17 @@ def test_check_refuses_two_workflows_with_one_name(settings: object) -> None:
 
 def test_manage_py_check_fails_on_a_broken_workflow() -> None:
     env = subprocess_env(WFAPP_EXTRA_WORKFLOWS=f"{BROKEN}.bad_graph:bad_graph")
-    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 1
     assert f"{BROKEN}.bad_graph:bad_graph" in done.stderr and "rule 2" in done.stderr
-    ok = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=60)
+    ok = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert ok.returncode == 0, ok.stderr

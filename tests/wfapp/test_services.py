@@ -77,7 +77,11 @@ async def test_answer_resumes_the_run_in_the_background(engine_runtime: Runtime,
     session = await settled(session_id, "completed")
     assert session.output == {"approved": True}
     row = await Interrupt.objects.aget(session_id=session_id)
-    assert (row.status, row.answered_by, row.answer) == ("answered", "alice", {"approved": True, "comment": "yes"})
+    assert (row.status, row.answered_by, row.answer) == (
+        "answered",
+        "alice",
+        {"approved": True, "comment": "yes"},
+    )
     attempts = [(a.actor, a.outcome) async for a in AnswerAttempt.objects.filter(session_id=session_id)]
     assert attempts == [("alice", "accepted")]
     assert flows.count("approval.prepare") == 1 and flows.count("approval.finish") == 1
@@ -97,10 +101,14 @@ async def test_late_answer_names_who_answered_first(engine_runtime: Runtime, ali
     assert outcomes == [("alice", "accepted"), ("bob", "already_answered")]
 
 
-async def test_late_answer_while_waiting_on_another_interrupt(engine_runtime: Runtime, alice: User, bob: User) -> None:
+async def test_late_answer_while_waiting_on_another_interrupt(
+    engine_runtime: Runtime, alice: User, bob: User
+) -> None:
     session_id = await services.start_run("expense_approval", {**EXPENSE, "amount": 5000})
     await settled(session_id, "waiting")
-    await services.answer_interrupt(session_id, "manager-approval", {"approved": True}, user=alice, advance=False)
+    await services.answer_interrupt(
+        session_id, "manager-approval", {"approved": True}, user=alice, advance=False
+    )
     with pytest.raises(InterruptAlreadyAnswered) as late:
         await services.answer_interrupt(session_id, "manager-approval", {"approved": False}, user=bob)
     assert late.value.answered_by == "alice"
@@ -118,7 +126,9 @@ async def test_invalid_answer_changes_nothing(engine_runtime: Runtime, alice: Us
     assert [a.outcome async for a in AnswerAttempt.objects.filter(session_id=session_id)] == ["invalid"]
 
 
-async def test_answer_refusals_for_unknown_targets_and_users(engine_runtime: Runtime, alice: User, mallory: User) -> None:
+async def test_answer_refusals_for_unknown_targets_and_users(
+    engine_runtime: Runtime, alice: User, mallory: User
+) -> None:
     session_id = await services.start_run("approval", {"n": 4})
     await settled(session_id, "waiting")
     before = await _counts()

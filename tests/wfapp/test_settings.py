@@ -19,15 +19,27 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_SETTINGS_MODULE"}}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_SETTINGS_MODULE"}
+    }
     return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env={**clean, **env}, capture_output=True, text=True, timeout=60
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
 def test_production_profile_passes_check_deploy(tmp_path: Path) -> None:
     done = _manage(
-        "check", "--deploy", "--fail-level", "WARNING",
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
         DJANGO_SETTINGS_MODULE="wfapp.settings.production",
         SECRET_KEY=secrets.token_urlsafe(50),
         ALLOWED_HOSTS="wf.example.com",
@@ -38,7 +50,9 @@ def test_production_profile_passes_check_deploy(tmp_path: Path) -> None:
 
 
 def test_production_profile_needs_its_secrets_from_the_environment() -> None:
-    done = _manage("check", DJANGO_SETTINGS_MODULE="wfapp.settings.production", ALLOWED_HOSTS="wf.example.com")
+    done = _manage(
+        "check", DJANGO_SETTINGS_MODULE="wfapp.settings.production", ALLOWED_HOSTS="wf.example.com"
+    )
     assert done.returncode != 0 and "needs the environment variable SECRET_KEY" in done.stderr
 
 
@@ -62,14 +76,23 @@ def test_database_and_channel_layer_come_from_urls(monkeypatch: pytest.MonkeyPat
     sqlite = database(tmp_path / "db.sqlite3")
     assert sqlite["OPTIONS"]["transaction_mode"] == "IMMEDIATE" and sqlite["OPTIONS"]["timeout"] > 0
     assert "synchronous=NORMAL" in sqlite["OPTIONS"]["init_command"]
-    assert sqlite["TEST"]["NAME"].endswith(f"-{os.getpid()}.sqlite3")  # a file: locking between connections is real
+    assert sqlite["TEST"]["NAME"].endswith(
+        f"-{os.getpid()}.sqlite3"
+    )  # a file: locking between connections is real
     assert channel_layers()["default"]["BACKEND"] == "channels.layers.InMemoryChannelLayer"
     monkeypatch.setenv("DATABASE_URL", "postgres://u:p@db.internal:5433/wf")
     monkeypatch.setenv("REDIS_URL", "redis://cache:6379/1")
     pg = database(tmp_path / "unused")
-    assert (pg["ENGINE"], pg["HOST"], pg["PORT"], pg["NAME"]) == ("django.db.backends.postgresql", "db.internal", 5433, "wf")
+    assert (pg["ENGINE"], pg["HOST"], pg["PORT"], pg["NAME"]) == (
+        "django.db.backends.postgresql",
+        "db.internal",
+        5433,
+        "wf",
+    )
     layer = channel_layers()["default"]
-    assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer" and layer["CONFIG"]["hosts"] == ["redis://cache:6379/1"]
+    assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer" and layer["CONFIG"]["hosts"] == [
+        "redis://cache:6379/1"
+    ]
 
 
 def test_sqlite_connection_runs_in_wal_mode(transactional_db: None) -> None:
@@ -81,4 +104,7 @@ def test_sqlite_connection_runs_in_wal_mode(transactional_db: None) -> None:
         assert cursor.fetchone()[0] == "wal"
         cursor.execute("PRAGMA synchronous")
         assert cursor.fetchone()[0] == 1  # NORMAL
-    assert connection.settings_dict["NAME"] != ":memory:" and "mode=memory" not in connection.settings_dict["NAME"]
+    assert (
+        connection.settings_dict["NAME"] != ":memory:"
+        and "mode=memory" not in connection.settings_dict["NAME"]
+    )

@@ -18,7 +18,9 @@ def test_login_page_is_public_and_the_rest_requires_login(transactional_db: None
         assert response.status_code == 302 and "login" in response["Location"]
 
 
-def test_static_files_are_served_without_debug(transactional_db: None, client: Client, settings: object) -> None:
+def test_static_files_are_served_without_debug(
+    transactional_db: None, client: Client, settings: object
+) -> None:
     assert settings.DEBUG is False  # type: ignore[attr-defined]
     response = client.get("/static/admin/css/base.css")
     assert response.status_code == 200
@@ -30,7 +32,9 @@ def test_admin_lists_runs_events_and_interrupts(admin_client: Client) -> None:
     assert admin_client.get("/admin/wfapp/event/add/").status_code == 403
 
 
-def test_ensure_admin_generates_a_password_once(transactional_db: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ensure_admin_generates_a_password_once(
+    transactional_db: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("WFAPP_ADMIN_PASSWORD", raising=False)
     out = StringIO()
     call_command("ensure_admin", stdout=out)

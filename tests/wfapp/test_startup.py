@@ -9,7 +9,9 @@ from wfapp import runtime, services
 from wfapp.runtime import Runtime
 
 
-async def test_first_request_starts_the_runtime_which_takes_up_waiting_work(transactional_db: None, workflows: None) -> None:
+async def test_first_request_starts_the_runtime_which_takes_up_waiting_work(
+    transactional_db: None, workflows: None
+) -> None:
     from wfapp.asgi import application
 
     fresh = Runtime()

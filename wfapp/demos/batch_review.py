@@ -30,7 +30,9 @@ class ItemDecision(BaseModel):
 
 def split(node_input: Batch) -> list[dict[str, Any]]:
     """Number the items so that each interrupt id is unique even when SKUs repeat."""
-    return [{"index": index, **item.model_dump(mode="json")} for index, item in enumerate(node_input.items, 1)]
+    return [
+        {"index": index, **item.model_dump(mode="json")} for index, item in enumerate(node_input.items, 1)
+    ]
 
 
 @node(name="review_item", parallel_worker=True, rerun_on_resume=True)

@@ -48,7 +48,7 @@ async def ask_reviewer(node_input: dict[str, Any]):  # type: ignore[no-untyped-d
 @node(name="revise")
 def revise(node_input: dict[str, Any]) -> str:
     feedback = node_input["feedback"].strip() or "general polish"
-    return f"{node_input['draft']}\n\nRevision {node_input['round']}: addressed the feedback \"{feedback}\"."
+    return f'{node_input["draft"]}\n\nRevision {node_input["round"]}: addressed the feedback "{feedback}".'
 
 
 @node(name="review_loop", rerun_on_resume=True)
@@ -60,9 +60,23 @@ async def review_loop(ctx: Context, node_input: DocumentRequest) -> dict[str, An
         review = answer if isinstance(answer, Review) else Review.model_validate(answer)
         history.append({"round": round_number, "approved": review.approved, "feedback": review.feedback})
         if review.approved:
-            return {"title": node_input.title, "approved": True, "rounds": round_number, "text": draft, "reviews": history}
-        draft = await ctx.run_node(revise, {"draft": draft, "feedback": review.feedback, "round": round_number})
-    return {"title": node_input.title, "approved": False, "rounds": MAX_ROUNDS, "text": draft, "reviews": history}
+            return {
+                "title": node_input.title,
+                "approved": True,
+                "rounds": round_number,
+                "text": draft,
+                "reviews": history,
+            }
+        draft = await ctx.run_node(
+            revise, {"draft": draft, "feedback": review.feedback, "round": round_number}
+        )
+    return {
+        "title": node_input.title,
+        "approved": False,
+        "rounds": MAX_ROUNDS,
+        "text": draft,
+        "reviews": history,
+    }
 
 
 document_review = Workflow(

@@ -215,7 +215,11 @@ def inbox_update(
         "newest": bool(filters.get("newest")),
         "pending_count": queries.pending_count(user),
         "filters": filters,
-        "page": {"count": queries.pending_matching_count(user, workflow=filters.get("workflow", ""), q=filters.get("q", ""))},
+        "page": {
+            "count": queries.pending_matching_count(
+                user, workflow=filters.get("workflow", ""), q=filters.get("q", "")
+            )
+        },
     }
     return render_to_string("wfapp/live.html#inbox_update", context), {row.pk for row in new_rows}
 

@@ -390,7 +390,9 @@ def build_widgets(
     """Return the widget tree for `schema` (`None` means any JSON value); `root_label` names the whole value."""
     builder = _Builder(schema if isinstance(schema, dict) else {}, prefix, id_prefix)
     if schema is None:
-        return Widget("json", (), prefix, builder.next_id(), f"{root_label} (JSON)", {}, required=True, hint="JSON")
+        return Widget(
+            "json", (), prefix, builder.next_id(), f"{root_label} (JSON)", {}, required=True, hint="JSON"
+        )
     root_decision = False
     try:
         r = resolve(schema, schema)

@@ -62,7 +62,11 @@ class Command(BaseCommand):
 
     async def _list(self, options: dict[str, Any]) -> Any:
         return [
-            {"name": name, "description": wf.describe().get("description", ""), "input_schema": wf.input_schema}
+            {
+                "name": name,
+                "description": wf.describe().get("description", ""),
+                "input_schema": wf.input_schema,
+            }
             for name, wf in all_workflows().items()
         ]
 
@@ -70,7 +74,9 @@ class Command(BaseCommand):
         node_input = parse_json(options["input"], "--input")
         user = await _user(options.get("user"))
         engine = Runtime(sweep=False)
-        session_id, lease = await services.create_run(options["workflow"], node_input, user=user, owner=engine.owner)
+        session_id, lease = await services.create_run(
+            options["workflow"], node_input, user=user, owner=engine.owner
+        )
         assert lease is not None
         await _drive(engine, lease)
         return await sync_to_async(run_report)(session_id)
@@ -82,7 +88,9 @@ class Command(BaseCommand):
         value = parse_json(options["answer"], "--answer")
         user = await _user(options["user"])
         try:
-            await services.answer_interrupt(options["run"], options["interrupt_id"], value, user=user, advance=False)
+            await services.answer_interrupt(
+                options["run"], options["interrupt_id"], value, user=user, advance=False
+            )
         except InterruptAlreadyAnswered as refused:
             when = refused.answered_at
             at = f" at {when:%Y-%m-%d %H:%M:%S} UTC" if hasattr(when, "strftime") else ""
