@@ -10,7 +10,7 @@ PYTHON ?= $(shell for c in python3.14 python3.13 python3.12 python3 \
 	  $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { echo $$p; break; }; \
 	done)
 
-.PHONY: venv test lint typecheck clean run bench
+.PHONY: venv test lint typecheck clean run bench bench-tiny
 
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -38,10 +38,14 @@ run: venv
 
 # The benchmarks (../shared/design/BENCHMARKS.md): our engine, google-adk and LangGraph side by side.
 bench: venv
-	$(PY) bench/run.py
+	$(PY) bench/run.py --rounds 2
+
+bench-tiny: venv
+	$(PY) bench/run.py --tiny
 
 lint: venv
-	$(VENV)/bin/ruff check engine wfapp tests
+	$(VENV)/bin/ruff check engine wfapp tests bench
+	$(VENV)/bin/ruff format --check engine wfapp tests bench
 
 typecheck: venv
 	$(VENV)/bin/mypy
