@@ -92,3 +92,11 @@ def test_timeline_lines_read_as_words() -> None:
     routed = describe_event(6, 0.0, "output", "wf@1/triage@1", "wf", {"output": "big", "route": "both"})
     assert (routed.title, routed.detail) == ("Output · Route", "Output: big · Route: both")
     assert '"route": "both"' in routed.full  # the exact value is one click away
+
+
+def test_the_workflow_starting_again_reads_as_a_resume() -> None:
+    from wfapp.web.run_state import describe_event
+
+    assert describe_event(1, 0.0, "started", "wf@1", "wf", {}).title == "Run started"
+    assert describe_event(14, 0.0, "started", "wf@1", "wf", {}).title == "Run resumed"
+    assert describe_event(2, 0.0, "started", "wf@1/triage@1", "wf", {}).title == "Started"

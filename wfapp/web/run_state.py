@@ -103,6 +103,8 @@ def describe_event(
 ) -> Entry:
     """Say what happened, in words, with the value it carried."""
     if kind == "started":
+        if "/" not in node_path:  # the workflow itself: a turn of the run begins
+            return Entry(seq, timestamp, kind, node_path, "Run started" if seq == 1 else "Run resumed")
         return Entry(seq, timestamp, kind, node_path, "Started")
     if kind == "interrupt":
         ask = data.get("interrupt") or {}
