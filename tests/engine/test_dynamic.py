@@ -19,9 +19,7 @@ from engine import (
     node,
 )
 
-
-def single(orchestrator: Any, name: str = "wf") -> Workflow:
-    return Workflow(name=name, edges=[("START", orchestrator)])
+from .builders import single
 
 
 class Shout(BaseNode):

@@ -10,13 +10,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from engine import Context, InMemoryEventStore, RequestInput, Runner, Workflow, node
+from engine import Context, InMemoryEventStore, RequestInput, Runner, node
 from engine.errors import InterruptAlreadyAnswered, InvalidAnswerError, UnknownInterruptError
 
-
-def single(orchestrator: Any) -> Workflow:
-    return Workflow(name="wf", edges=[("START", orchestrator)])
-
+from .builders import single
 
 # -- broken rules end the run, even when caught ---------------------------------------------
 

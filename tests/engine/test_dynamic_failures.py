@@ -9,9 +9,7 @@ from typing import Any
 
 from engine import Context, Event, InMemoryEventStore, RequestInput, RetryConfig, Runner, Workflow, node
 
-
-def single(orchestrator: Any) -> Workflow:
-    return Workflow(name="wf", edges=[("START", orchestrator)])
+from .builders import single
 
 
 async def test_failing_child_fails_its_caller_and_the_run(

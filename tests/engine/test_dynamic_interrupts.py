@@ -20,20 +20,7 @@ from engine import (
     node,
 )
 
-
-def single(orchestrator: Any) -> Workflow:
-    return Workflow(name="wf", edges=[("START", orchestrator)])
-
-
-def asker(calls: Counter[str], name: str, interrupt_id: str) -> Any:
-    """A ``rerun_on_resume=False`` leaf that asks once; its answer becomes its output."""
-
-    async def ask(node_input: Any) -> AsyncGenerator[Any, None]:
-        calls[name] += 1
-        yield RequestInput(message=f"{name}?", interrupt_id=interrupt_id)
-
-    return node(ask, name=name)
-
+from .builders import asker, single
 
 # -- NodeInterruptedError in the caller -------------------------------------------------------
 
