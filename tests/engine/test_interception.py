@@ -708,9 +708,9 @@ async def test_case1_path_met_twice_in_a_resumed_turn_replays_or_re_runs_it_once
     assert calls == {"orch": 2, "fetch": 1, "approve": 2}
 
 
-async def test_answer_given_while_a_resume_runs_is_taken_up_without_running_anything_twice(
-    calls: Counter[str], any_store: InMemoryEventStore
-) -> None:
+def slow_asking_workers(calls: Counter[str]) -> Any:
+    """A supervisor gathering ``rerun_on_resume`` workers that each take a moment, then ask ``q<n>``."""
+
     @node(rerun_on_resume=True)
     async def worker(ctx: Context, node_input: int) -> AsyncGenerator[Any, None]:
         calls[f"worker{node_input}"] += 1
@@ -724,7 +724,13 @@ async def test_answer_given_while_a_resume_runs_is_taken_up_without_running_anyt
     async def supervisor(ctx: Context, node_input: list[int]) -> list[Any]:
         return list(await asyncio.gather(*(ctx.run_node(worker, item) for item in node_input)))
 
-    runner = Runner(single(supervisor), store=any_store)
+    return supervisor
+
+
+async def test_answer_given_while_a_resume_runs_is_taken_up_without_running_anything_twice(
+    calls: Counter[str], any_store: InMemoryEventStore
+) -> None:
+    runner = Runner(single(slow_asking_workers(calls)), store=any_store)
     first = await runner.run([1, 2, 3])
     resuming = asyncio.create_task(runner.resume(first.session_id, {"q1": "A"}))
     while calls["worker1"] < 2:  # worker 1 is running again
@@ -743,20 +749,7 @@ async def test_answer_given_while_a_resume_runs_is_taken_up_without_running_anyt
 async def test_two_concurrent_resumes_of_one_session_run_each_answered_child_once(
     calls: Counter[str], any_store: InMemoryEventStore
 ) -> None:
-    @node(rerun_on_resume=True)
-    async def worker(ctx: Context, node_input: int) -> AsyncGenerator[Any, None]:
-        calls[f"worker{node_input}"] += 1
-        await asyncio.sleep(0.01)
-        if f"q{node_input}" in ctx.resume_inputs:
-            yield ctx.resume_inputs[f"q{node_input}"]
-        else:
-            yield RequestInput(interrupt_id=f"q{node_input}")
-
-    @node(rerun_on_resume=True)
-    async def supervisor(ctx: Context, node_input: list[int]) -> list[Any]:
-        return list(await asyncio.gather(*(ctx.run_node(worker, item) for item in node_input)))
-
-    runner = Runner(single(supervisor), store=any_store)
+    runner = Runner(single(slow_asking_workers(calls)), store=any_store)
     first = await runner.run([1, 2, 3])
 
     ann, bob = await asyncio.gather(
