@@ -37,13 +37,19 @@ PEERS_VENV = BENCH / ".peers-venv"
 PEERS_REQUIREMENTS = BENCH / "peers-requirements.txt"
 PEERS = ("adk", "langgraph")
 ENGINES = ("floor", "ours", *PEERS)
+PACKAGES = ("engine", "wfapp")  # what a snapshot holds besides bench/
 
 # Which stores each engine is measured on, and for which workloads. The peers' SQLite stores
 # are measured where BENCHMARKS.md compares them (W1 and W3 against the Django store, W6 on
 # ADK's store, W6s against LangGraph's); --sqlite-all measures every workload there.
+# Our Django store runs W1 and W3 (BENCHMARKS.md's comparison) on SQLite, and on PostgreSQL
+# when DATABASE_URL is set.
+DJANGO_STORES: dict[str, tuple[str, ...]] = {"django-sqlite": ("W1", "W3")}
+if os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
+    DJANGO_STORES["django-postgres"] = ("W1", "W3")
 STORES: dict[str, dict[str, tuple[str, ...]]] = {
     "floor": {"memory": WORKLOADS},
-    "ours": {"memory": WORKLOADS},
+    "ours": {"memory": WORKLOADS, **DJANGO_STORES},
     "adk": {"memory": WORKLOADS, "sqlite": ("W1", "W3", "W6")},
     "langgraph": {"memory": WORKLOADS, "sqlite": ("W1", "W3", "W6", "W6s")},
 }
@@ -101,13 +107,13 @@ def plan(args: argparse.Namespace) -> list[tuple[str, str, str]]:
             for store, covered in STORES[engine].items():
                 if args.stores and store not in args.stores:
                     continue
-                if workload in covered or (args.sqlite_all and store == "sqlite"):
+                if workload in covered or (args.sqlite_all and store in ("sqlite", *DJANGO_STORES)):
                     configs.append((engine, workload, store))
     return configs
 
 
 def snapshot(source: str) -> Path:
-    """Copy bench/ and engine/ to a temporary tree the workers import from.
+    """Copy bench/, engine/ and wfapp/ (the Django store) to a temporary tree the workers import from.
 
     The engine changes while a long run goes on (others commit); every configuration must
     measure the same code. ``source="head"`` takes engine/ as committed at HEAD, ``"worktree"``
@@ -118,11 +124,12 @@ def snapshot(source: str) -> Path:
     shutil.copytree(BENCH, tree / "bench", ignore=junk)
     if source == "head":
         archive = subprocess.run(
-            ["git", "archive", "HEAD", "engine"], cwd=ROOT, capture_output=True, check=True
+            ["git", "archive", "HEAD", *PACKAGES], cwd=ROOT, capture_output=True, check=True
         )
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
     else:
-        shutil.copytree(ROOT / "engine", tree / "engine", ignore=junk)
+        for package in PACKAGES:
+            shutil.copytree(ROOT / package, tree / package, ignore=junk)
     return tree
 
 

@@ -1,9 +1,12 @@
 """W1-W6s on our engine, through its public API only (``from engine import ...``).
 
-Stores: ``memory`` (InMemoryEventStore). The Django store slots in later as further store
-kinds (``django-sqlite``, ``django-postgres``) in ``make_store``. Building the workflow and
-creating the store happen before the clock starts; the clock covers ``runner.run`` and every
-``runner.resume`` until the result. The workflows mirror ``adk.py`` node for node.
+Stores: ``memory`` (InMemoryEventStore); ``django-sqlite`` (wfapp's DjangoEventStore on a
+fresh SQLite file per process, the embedded profile's settings: WAL, ``synchronous=NORMAL``,
+IMMEDIATE transactions, doorbells through the in-memory channel layer) and
+``django-postgres`` (the same on ``DATABASE_URL``, in a database of its own). Building the
+workflow, setting Django up and migrating happen before the clock starts; the clock covers
+``runner.run`` and every ``runner.resume`` until the result. The workflows mirror ``adk.py``
+node for node.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from engine import (
 
 NAME = "ours"
 PACKAGES = ("wfapp", "pydantic", "jsonschema")
-STORES = ("memory",)
+STORES = ("memory", "django-sqlite", "django-postgres")
 
 ASKED: Counter[int] = Counter()
 
@@ -122,7 +125,55 @@ def build(workload: str, n: int, k: int) -> Workflow:
 async def make_store(kind: str, workdir: str, tag: str) -> Any:
     if kind == "memory":
         return InMemoryEventStore()
+    if kind in ("django-sqlite", "django-postgres"):
+        await asyncio.to_thread(setup_django, kind, workdir)  # Django's setup is synchronous
+        from wfapp.store import DjangoEventStore
+
+        return DjangoEventStore()
     raise ValueError(f"unknown store {kind!r} for our engine")
+
+
+@functools.cache
+def setup_django(kind: str, workdir: str) -> None:
+    """Configure Django once per process on a fresh database, and create its tables."""
+    import os
+
+    os.environ["DJANGO_SETTINGS_MODULE"] = "wfapp.settings.embedded"
+    os.environ["WFAPP_DATA_DIR"] = workdir
+    os.environ.pop("REDIS_URL", None)
+    if kind == "django-sqlite":
+        os.environ.pop("DATABASE_URL", None)
+    elif not os.environ.get("DATABASE_URL"):
+        raise RuntimeError("django-postgres needs DATABASE_URL")
+    import django
+    from django.conf import settings
+    from django.core.management import call_command
+
+    django.setup()
+    if kind == "django-postgres":
+        # A database of its own, like the test runner's, so the benchmark never touches real runs.
+        from django.db import connection
+
+        name = settings.DATABASES["default"]["NAME"]
+        bench_name = f"{name}_wfbench_{os.getpid()}"
+        with connection._nodb_cursor() as cursor:
+            cursor.execute(f'CREATE DATABASE "{bench_name}"')
+        connection.close()
+        settings.DATABASES["default"]["NAME"] = bench_name
+        connection.settings_dict["NAME"] = bench_name
+        import atexit
+
+        atexit.register(_drop_database, name, bench_name)
+    call_command("migrate", verbosity=0)
+
+
+def _drop_database(name: str, bench_name: str) -> None:
+    from django.db import connection
+
+    connection.close()
+    connection.settings_dict["NAME"] = name
+    with connection._nodb_cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{bench_name}"')
 
 
 async def run(workload: str, size: dict[str, int], store: str, workdir: str, tag: str) -> Sample:
