@@ -75,7 +75,8 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
         await self.ring(str(event.get("session_id", "")), _int(event.get("seq")))
 
     async def ring(self, session_id: str, seq: int) -> None:
-        await self.push(await database_sync_to_async(presenter.badge_fragment)(self.user))
+        badge = await database_sync_to_async(presenter.badge_fragment)(self.user, (session_id, seq))
+        await self.push(badge)
 
     async def push(self, html: str) -> None:
         if html.strip():
@@ -132,6 +133,7 @@ class InboxConsumer(LiveConsumer):
             session_id=session_id,
             answered_after=self.seen_seq.get(session_id, 0),
             closed_since=None if session_id in self.seen_seq else self.since,
+            doorbell=(session_id, seq),
         )
         self.seen_seq[session_id] = max(seq, self.seen_seq.get(session_id, 0))
         self.sent |= sent
@@ -156,7 +158,7 @@ class RunsConsumer(LiveConsumer):
         if created:
             self.inserted.add(session_id)
         html = await database_sync_to_async(presenter.runs_update)(session_id, self.filters, created)
-        badge = await database_sync_to_async(presenter.badge_fragment)(self.user)
+        badge = await database_sync_to_async(presenter.badge_fragment)(self.user, (session_id, seq))
         await self.push(html + badge)
 
 

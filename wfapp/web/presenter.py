@@ -18,7 +18,7 @@ from django.utils.safestring import SafeString, mark_safe
 from wfapp.models import Interrupt, InterruptStatus, RunStatus, Session
 from wfapp.registry import all_workflows
 from wfapp.services import can_answer
-from wfapp.web import queries
+from wfapp.web import counts, queries
 from wfapp.web.graph_svg import render_graph
 from wfapp.web.readable import Row, answer_summary, pretty, rows
 from wfapp.web.run_state import Entry, describe_event, fold_state, node_statuses
@@ -145,8 +145,9 @@ def run_context(session: Session, user: Any) -> dict[str, Any]:
 # -- live fragments -------------------------------------------------------------------------------
 
 
-def badge_fragment(user: Any) -> str:
-    return render_to_string("wfapp/live.html#badge", {"pending_count": queries.pending_count(user)})
+def badge_fragment(user: Any, doorbell: counts.Doorbell | None = None) -> str:
+    """The navigation's pending count; with a doorbell, counted once for every page that heard it."""
+    return render_to_string("wfapp/live.html#badge", {"pending_count": counts.pending_count(user, doorbell)})
 
 
 def run_update(session_id: str, user: Any, after: int) -> tuple[str, int]:
@@ -187,6 +188,7 @@ def inbox_update(
     session_id: str | None = None,
     answered_after: int = 0,
     closed_since: Any = None,
+    doorbell: counts.Doorbell | None = None,
 ) -> tuple[str, set[int]]:
     """Fragments bringing an inbox up to date: new items appear, answered ones close.
 
@@ -213,11 +215,11 @@ def inbox_update(
         "new_asks": ask_views(new_rows),
         "closed_asks": closed_views(list(visible.filter(closing).order_by("-pk")[:50])),
         "newest": bool(filters.get("newest")),
-        "pending_count": queries.pending_count(user),
+        "pending_count": counts.pending_count(user, doorbell),
         "filters": filters,
         "page": {
-            "count": queries.pending_matching_count(
-                user, workflow=filters.get("workflow", ""), q=filters.get("q", "")
+            "count": counts.pending_matching_count(
+                user, filters.get("workflow", ""), filters.get("q", ""), doorbell
             )
         },
     }
