@@ -27,7 +27,7 @@ from . import lease as leases
 from .errors import LeaseLostError
 from .lease import Lease, Release
 from .registry import get_workflow
-from .store import DjangoEventStore
+from .store import DjangoEventStore, close_connections
 from .watch import ChangeWatch
 
 logger = logging.getLogger(__name__)
@@ -75,6 +75,7 @@ class Runtime:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await sync_to_async(leases.drop_all)(self.owner)
+        await close_connections()
         self._loop = None
 
     def kick(self, session_id: str, *, retry: bool = False) -> None:
@@ -117,7 +118,7 @@ class Runtime:
     async def drive(self, lease: Lease, *, retry: bool = False) -> RunResult | None:
         """Advance the leased run until it is settled; None if the lease was lost."""
         session_id = lease.session_id
-        store = DjangoEventStore(lease)
+        store = DjangoEventStore(lease, own_thread=True)  # this task runs on the runtime's loop
         info = await store.get_session(session_id)
         runner = Runner(get_workflow(info.workflow), store=store)
         self._runners[session_id] = runner

@@ -15,9 +15,12 @@ from typing import Any
 from django.utils import timezone
 
 from .models import Session
+from .store import UPDATED_AT_GRAIN
 
-# Commits carry the time they were prepared, not the time they became visible: look back a bit.
+# Commits carry the time they were prepared, not the time they became visible, and an append
+# leaves updated_at alone within UPDATED_AT_GRAIN of its last touch: look back further than both.
 _OVERLAP = timedelta(seconds=3)
+assert _OVERLAP > 2 * UPDATED_AT_GRAIN
 
 
 class ChangeWatch:

@@ -129,7 +129,7 @@ async def make_store(kind: str, workdir: str, tag: str) -> Any:
         await asyncio.to_thread(setup_django, kind, workdir)  # Django's setup is synchronous
         from wfapp.store import DjangoEventStore
 
-        return DjangoEventStore()
+        return DjangoEventStore(own_thread=True)  # as the runtime's workers use it
     raise ValueError(f"unknown store {kind!r} for our engine")
 
 

@@ -11,7 +11,6 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
-from django.db import connections
 from django.test import Client
 
 from engine import Runner
@@ -20,7 +19,7 @@ from wfapp import services
 from wfapp.asgi import application
 from wfapp.models import Interrupt, InterruptStatus
 from wfapp.registry import get_workflow
-from wfapp.store import DjangoEventStore
+from wfapp.store import DjangoEventStore, close_connections
 
 ORIGIN = (b"origin", b"http://localhost")
 
@@ -28,7 +27,7 @@ ORIGIN = (b"origin", b"http://localhost")
 @pytest.fixture(autouse=True)
 async def _close_thread_connections() -> AsyncIterator[None]:
     yield
-    await sync_to_async(connections.close_all)()
+    await close_connections()
 
 
 @pytest.fixture

@@ -6,20 +6,19 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from asgiref.sync import sync_to_async
 from django.contrib.auth.models import Permission, User
-from django.db import connections
 
 from tests.wfapp.flows import PATHS
 from wfapp import runtime
 from wfapp.runtime import Runtime
+from wfapp.store import close_connections
 
 
 @pytest.fixture(autouse=True)
 async def _close_thread_connections() -> AsyncIterator[None]:
-    """Close the connections opened by ``sync_to_async`` so test databases can be dropped."""
+    """Close the connections the stores' threads opened, so test databases can be dropped."""
     yield
-    await sync_to_async(connections.close_all)()
+    await close_connections()
 
 
 @pytest.fixture

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from asgiref.sync import sync_to_async
 
-from engine.testing import EventStoreContract
+from engine import Event
+from engine.events import Answer, Interrupt
+from engine.testing import EventStoreContract, stamp
+from wfapp.models import Interrupt as InboxRow
+from wfapp.models import InterruptStatus
 from wfapp.store import DjangoEventStore
 
 
@@ -12,3 +17,50 @@ class TestDjangoEventStore(EventStoreContract):
     @pytest.fixture
     def store(self, transactional_db: None) -> DjangoEventStore:
         return DjangoEventStore()
+
+
+class TestDjangoEventStoreInItsOwnThread(EventStoreContract):
+    @pytest.fixture
+    def store(self, transactional_db: None) -> DjangoEventStore:
+        return DjangoEventStore(own_thread=True)
+
+
+def _answer(session_id: str, seq: int, interrupt_id: str) -> list[Event]:
+    return stamp(session_id, seq, [{"kind": "answer", "answer": Answer(interrupt_id=interrupt_id, value=1)}])
+
+
+@pytest.mark.parametrize("own_thread", [False, True])
+async def test_a_store_that_knew_the_run_clear_still_withdraws_questions_asked_through_another(
+    transactional_db: None, own_thread: bool
+) -> None:
+    first, second = DjangoEventStore(own_thread=own_thread), DjangoEventStore(own_thread=own_thread)
+    await first.create_session("s", "wf", None)
+    node_a = [{"kind": "started", "node_path": "wf@1/a@1"}, {"kind": "completed", "node_path": "wf@1/a@1"}]
+    await first.append("s", stamp("s", 1, node_a), expected_seq=0)  # first now knows: nothing pending
+    ask = Interrupt(id="q", node_path="wf@1/b@1")
+    await second.append(
+        "s",
+        stamp("s", 3, [{"kind": "interrupt", "node_path": ask.node_path, "interrupt": ask}]),
+        expected_seq=2,
+    )
+    await first.append("s", stamp("s", 4, [{"kind": "completed", "node_path": "wf@1/b@1"}]), expected_seq=3)
+    assert await sync_to_async(_status)("q") == InterruptStatus.WITHDRAWN
+    with pytest.raises(ValueError):
+        await first.append("s", _answer("s", 5, "q"), expected_seq=4)
+
+
+async def test_a_question_asked_and_finished_through_one_store_is_withdrawn(transactional_db: None) -> None:
+    store = DjangoEventStore(own_thread=True)
+    await store.create_session("s", "wf", None)
+    ask = Interrupt(id="q", node_path="wf@1/b@1")
+    await store.append(
+        "s",
+        stamp("s", 1, [{"kind": "interrupt", "node_path": ask.node_path, "interrupt": ask}]),
+        expected_seq=0,
+    )
+    await store.append("s", stamp("s", 2, [{"kind": "completed", "node_path": "wf@1/b@1"}]), expected_seq=1)
+    assert await sync_to_async(_status)("q") == InterruptStatus.WITHDRAWN
+
+
+def _status(interrupt_id: str) -> str:
+    return InboxRow.objects.get(interrupt_id=interrupt_id).status

@@ -14,7 +14,6 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connections
 
 from engine.errors import InterruptAlreadyAnswered, UnknownInterruptError
 from wfapp import services
@@ -22,6 +21,7 @@ from wfapp.inputs import parse_json
 from wfapp.registry import all_workflows
 from wfapp.reports import run_report
 from wfapp.runtime import Runtime
+from wfapp.store import close_connections
 
 
 class Command(BaseCommand):
@@ -58,7 +58,7 @@ class Command(BaseCommand):
         try:
             return await getattr(self, "_" + options["action"])(options)
         finally:
-            await sync_to_async(connections.close_all)()
+            await close_connections()
 
     async def _list(self, options: dict[str, Any]) -> Any:
         return [
