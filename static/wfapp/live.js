@@ -1,5 +1,6 @@
 // Live pages: tell the server what this page has already seen when its socket (re)opens, so a
-// reconnect receives exactly what it missed. The page keeps its position in #live-hello.
+// reconnect receives exactly what it missed. The page keeps its position in #live-hello; the
+// question cards it shows as open go along, so the server can close each one that stops pending.
 (function () {
   "use strict";
   var opened = new WeakSet();
@@ -12,6 +13,10 @@
     }
     hello.type = "hello";
     hello.reconnect = opened.has(elt);
+    hello.open = [];
+    document.querySelectorAll(".inbox-item[id^='interrupt-']:not(.answered)").forEach(function (card) {
+      hello.open.push(parseInt(card.id.slice("interrupt-".length), 10));
+    });
     opened.add(elt);
     event.detail.socketWrapper.send(JSON.stringify(hello), elt);
   });

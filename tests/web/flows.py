@@ -25,3 +25,14 @@ def post_when_unlocked(node_input: dict[str, Any]) -> dict[str, Any]:
 locked_ledger = Workflow(
     name="web_locked_ledger", edges=[(START, node(post_when_unlocked, name="post_to_ledger"))]
 )
+
+
+def reconcile(node_input: Any) -> Any:
+    return node_input
+
+
+# A fan-out wider than the graph shows at once, with child labels too long for their box.
+wide_fanout = Workflow(
+    name="web_wide_fanout",
+    edges=[(START, node(reconcile, name="reconcile_supplier_invoice_lines_for_q3", parallel_worker=True))],
+)

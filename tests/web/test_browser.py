@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SHOTS = Path(os.environ.get("WFAPP_SCREENSHOTS", ROOT / "var" / "screenshots"))
 USERS = {"olga": True, "piet": True, "vera": False}
 TIMEOUT = 15_000
+expect.set_options(timeout=TIMEOUT)  # the machine is shared: wait for conditions, generously
 
 
 def _free_port() -> int:

@@ -20,6 +20,7 @@ from wfapp.doorbell import INBOX_GROUP, RUNS_GROUP, session_group
 from wfapp.web import presenter, queries
 
 MAX_FRAME = 4096  # clients only ever send a small hello
+MAX_OPEN = 200  # question cards a run page may say it shows
 
 
 def _query(scope: dict[str, Any]) -> dict[str, str]:
@@ -166,6 +167,7 @@ class RunConsumer(LiveConsumer):
     """One run: what the page has not seen, in order, once; a reconnect says where it was."""
 
     async def authorize(self) -> bool:
+        self.showing: set[int] = set()
         self.session_id = str(self.scope["url_route"]["kwargs"]["session_id"])
         self.last_seq = _int(_query(self.scope).get("after"))
         return await database_sync_to_async(queries.get_run)(self.session_id) is not None
@@ -175,6 +177,9 @@ class RunConsumer(LiveConsumer):
 
     async def hello(self, message: dict[str, Any]) -> None:
         self.last_seq = _int(message.get("last_seq"), self.last_seq)
+        shown = message.get("open")
+        if isinstance(shown, list):  # the question cards the page shows as open
+            self.showing = {_int(pk) for pk in shown[:MAX_OPEN]} - {0}
         await self.catch_up()
         await super().hello(message)
 
@@ -186,9 +191,11 @@ class RunConsumer(LiveConsumer):
     async def catch_up(self) -> None:
         while True:
             before = self.last_seq
-            html, self.last_seq = await database_sync_to_async(presenter.run_update)(
-                self.session_id, self.user, before
+            update = await database_sync_to_async(presenter.run_update)(
+                self.session_id, self.user, before, self.showing
             )
-            await self.push(html)
+            self.last_seq = update.last_seq
+            self.showing = (self.showing | update.opened) - update.closed
+            await self.push(update.html)
             if self.last_seq - before < queries.LIVE_BATCH:
                 return

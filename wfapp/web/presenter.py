@@ -25,7 +25,8 @@ from wfapp.web.run_state import Entry, describe_event, fold_state, node_statuses
 from wfapp.web.schema_form import SchemaForm, bulk_decision
 
 RUN_GRAPH_ID = "run-graph-svg"
-WITHDRAWN = (InterruptStatus.CANCELLED, InterruptStatus.SUPERSEDED)
+# Every way a question closes without an answer.
+WITHDRAWN = (InterruptStatus.CANCELLED, InterruptStatus.SUPERSEDED, InterruptStatus.WITHDRAWN)
 
 
 @dataclass
@@ -78,6 +79,18 @@ class ClosedView:
     @property
     def answer_text(self) -> str:
         return answer_summary(self.row.answer)
+
+    @property
+    def reason(self) -> str:
+        """Why a question closed without an answer, in words."""
+        status = self.row.status
+        if status == InterruptStatus.SUPERSEDED:
+            return "the question was asked again"
+        if status == InterruptStatus.WITHDRAWN:
+            return "the step that asked it ended without it"
+        if self.row.session.status == RunStatus.CANCELLED:
+            return "the run was cancelled"
+        return "the run finished without it"
 
 
 def closed_views(rows: list[Interrupt]) -> list[ClosedView]:
@@ -150,33 +163,53 @@ def badge_fragment(user: Any, doorbell: counts.Doorbell | None = None) -> str:
     return render_to_string("wfapp/live.html#badge", {"pending_count": counts.pending_count(user, doorbell)})
 
 
-def run_update(session_id: str, user: Any, after: int) -> tuple[str, int]:
-    """Fragments bringing a run page from seq `after` to now, and the new last seq."""
+@dataclass
+class RunUpdate:
+    """What a run page receives, where it now is, and which question cards opened or closed."""
+
+    html: str
+    last_seq: int
+    opened: set[int] = field(default_factory=set)
+    closed: set[int] = field(default_factory=set)
+
+
+def run_update(session_id: str, user: Any, after: int, showing: set[int] | None = None) -> RunUpdate:
+    """Fragments bringing a run page from seq `after` to now.
+
+    `showing` are the question cards the page shows as open: any of them no longer pending
+    closes, whatever closed it (an answer, a cancellation, a withdrawal, a question asked again).
+    """
     session = queries.get_run(session_id)
     if session is None:
-        return "", after
+        return RunUpdate("", after)
     rows = queries.events_after(session_id, after)
     if not rows:
-        return "", after
+        return RunUpdate("", after)
     last = rows[-1]["seq"]
     kinds = {r["kind"] for r in rows}
     context: dict[str, Any] = {"run": session, "entries": entries(rows), "last_seq": last}
     if kinds & {"started", "completed", "interrupt", "error", "status"}:
         context["graph"] = run_graph(session)
-    if kinds & {"interrupt", "answer", "status"}:
+    update = RunUpdate("", last)
+    visible = queries.answerable(user).filter(session_id=session_id).select_related("session")
+    if "interrupt" in kinds:
         asked = [r["seq"] for r in rows if r["kind"] == "interrupt"]
-        visible = queries.answerable(user).filter(session_id=session_id)
-        fresh = visible.filter(request_seq__in=asked, status=InterruptStatus.PENDING)
-        context["new_asks"] = ask_views(list(fresh), allow_bulk=False)
-        # Close exactly what this batch closed: answers in it, and questions a status change withdrew.
-        closing = Q(status=InterruptStatus.ANSWERED, answer_seq__gt=after, answer_seq__lte=last)
-        if "status" in kinds:
-            closing |= Q(status__in=WITHDRAWN)
-        context["closed_asks"] = closed_views(list(visible.filter(closing)))
+        fresh = list(visible.filter(request_seq__in=asked, status=InterruptStatus.PENDING))
+        context["new_asks"] = ask_views(fresh, allow_bulk=False)
+        update.opened = {row.pk for row in fresh}
+    # Answers in this batch close their cards; so does anything the page shows that stopped pending.
+    closing = Q(status=InterruptStatus.ANSWERED, answer_seq__gt=after, answer_seq__lte=last)
+    if showing:
+        closing |= Q(pk__in=showing) & ~Q(status=InterruptStatus.PENDING)
+    if "answer" in kinds or showing:
+        closed = list(visible.filter(closing).exclude(pk__in=update.opened))
+        context["closed_asks"] = closed_views(closed)
+        update.closed = {row.pk for row in closed}
     if kinds & {"status", "state", "output", "completed"}:
         context.update(result_context(session))
         context["result_changed"] = True
-    return render_to_string("wfapp/live.html#run_update", context), last
+    update.html = render_to_string("wfapp/live.html#run_update", context)
+    return update
 
 
 def inbox_update(
@@ -205,6 +238,7 @@ def inbox_update(
         fresh = fresh.filter(workflow=filters["workflow"])
     if filters.get("q"):
         fresh = fresh.filter(message__icontains=filters["q"])
+    visible = visible.select_related("session")
     closing = Q(status=InterruptStatus.ANSWERED, answer_seq__gt=answered_after)
     if closed_since is not None:
         closing &= Q(answered_at__gte=closed_since)

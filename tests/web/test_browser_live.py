@@ -1,0 +1,61 @@
+"""Live cards, drafts, the bulk checkboxes and the graph's fan-out in real Chromium.
+
+Same serving subprocess as `test_browser.py`. Two operators (olga and piet) act in their own
+browser contexts; what one does reaches the other's open pages over the websocket only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, expect, sync_playwright
+
+from tests.web.test_browser import Server, _chromium, item, login, open_page
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    live = Server(tmp_path_factory.mktemp("browser-live"))
+    live.env["WFAPP_EXTRA_WORKFLOWS"] = "tests.web.flows:wide_fanout"
+    try:
+        live.start()
+        yield live
+    finally:
+        live.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=_chromium())
+        yield launched
+        launched.close()
+
+
+def test_run_page_cards_close_live_when_answered_elsewhere_and_cancelled(
+    browser: Browser, server: Server
+) -> None:
+    run = server.start_run(
+        "expense_approval", {"employee": "Ines", "amount": 2500, "category": "travel", "description": "Fair"}
+    )
+    olga, piet = login(browser, server, "olga"), login(browser, server, "piet")
+    page = open_page(olga, f"/runs/{run['run']}/")
+    expect(page.locator("#run-asks .inbox-item form.schema-form")).to_have_count(2)
+
+    inbox = open_page(piet, "/?q=Ines")
+    item(inbox, "Manager approval").get_by_role("button", name="Approve").click()
+    manager = page.locator("#run-asks .inbox-item", has_text="Manager approval")
+    expect(manager).to_contain_text(re.compile(r"Answered by piet at \d\d:\d\d:\d\d UTC"))
+    expect(manager.locator("form")).to_have_count(0)
+
+    piet_run = open_page(piet, f"/runs/{run['run']}/")
+    piet_run.once("dialog", lambda dialog: dialog.accept())
+    piet_run.get_by_role("button", name="Cancel run").click()
+    expect(page.locator("#run-status")).to_have_text("cancelled")
+    finance = page.locator("#run-asks .inbox-item", has_text="Finance approval")
+    expect(finance).to_contain_text("No longer needed: the run was cancelled.")
+    expect(finance.locator("button")).to_have_count(0)
+    olga.close()
+    piet.close()

@@ -1,0 +1,57 @@
+"""A run page closes every question card it shows once it stops pending, whatever closed it."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.contrib.auth.models import User
+
+from tests.web.test_consumers import drain, olga, socket, start  # noqa: F401  (olga is a fixture)
+from wfapp.doorbell import DOORBELL_TYPE, session_group
+from wfapp.models import Event, Interrupt, InterruptStatus, Session
+
+
+def _close_behind_the_page(run: str, interrupt_id: str, status: str) -> tuple[int, int]:
+    """Close one question the way the store does when an execution ends, with one new event."""
+    row = Interrupt.objects.get(session_id=run, interrupt_id=interrupt_id)
+    Interrupt.objects.filter(pk=row.pk).update(status=status)
+    session = Session.objects.get(pk=run)
+    seq = session.last_seq + 1
+    Event.objects.create(
+        session=session, seq=seq, kind="completed", node_path=row.node_path, author="x", timestamp=time.time()
+    )
+    Session.objects.filter(pk=run).update(last_seq=seq)
+    return row.pk, seq
+
+
+@pytest.mark.parametrize(
+    ("status", "reason"),
+    [
+        (InterruptStatus.WITHDRAWN, "No longer needed: the step that asked it ended without it."),
+        (InterruptStatus.SUPERSEDED, "No longer needed: the question was asked again."),
+    ],
+)
+async def test_a_card_the_page_shows_closes_when_withdrawn(olga: User, status: str, reason: str) -> None:  # noqa: F811
+    run = await start()
+    rows = [r async for r in Interrupt.objects.filter(session_id=run).order_by("pk")]
+    last = (await Session.objects.aget(pk=run)).last_seq
+    comm = await socket(f"/ws/runs/{run}/?after={last}", olga)
+    assert (await comm.connect())[0]
+    hello = {"type": "hello", "last_seq": last, "open": [r.pk for r in rows]}
+    await comm.send_to(text_data=json.dumps(hello))
+    await drain(comm)
+
+    pk, seq = await sync_to_async(_close_behind_the_page)(run, "manager-approval", status)
+    await get_channel_layer().group_send(
+        session_group(run), {"type": DOORBELL_TYPE, "session_id": run, "seq": seq}
+    )
+    html = await drain(comm)
+    assert f'class="card inbox-item answered" id="interrupt-{pk}" hx-swap-oob="true"' in html
+    assert reason in html
+    other = next(r.pk for r in rows if r.pk != pk)
+    assert f'id="interrupt-{other}"' not in html  # still pending: left alone
+    await comm.disconnect()
