@@ -20,4 +20,47 @@
     opened.add(elt);
     event.detail.socketWrapper.send(JSON.stringify(hello), elt);
   });
+
+  // A card closed live (someone else answered, the run moved on) while its form holds what this
+  // person typed keeps the form, read-only, under the notice that says why nothing was sent.
+  function hasDraft(form) {
+    if (form.hasAttribute("data-invalid")) return true; // re-rendered with what was typed
+    return Array.prototype.some.call(form.elements, function (field) {
+      if (field.type === "hidden" || field.tagName === "BUTTON") return false;
+      if (field.type === "checkbox" || field.type === "radio") return field.checked !== field.defaultChecked;
+      if (field.tagName === "SELECT") {
+        return Array.prototype.some.call(field.options, function (o) { return o.selected !== o.defaultSelected; });
+      }
+      return field.value !== field.defaultValue;
+    });
+  }
+
+  function keepDraft(card, form, notice) {
+    notice.querySelectorAll(".draft-note").forEach(function (note) { note.hidden = false; });
+    card.classList.add("answered", "kept-draft");
+    card.querySelectorAll(".bulk-select, .closed-status").forEach(function (old) { old.remove(); });
+    form.parentNode.insertBefore(notice, form);
+    Array.prototype.forEach.call(form.elements, function (field) {
+      if (field.tagName === "INPUT" && !/^(checkbox|radio|hidden|submit|button)$/.test(field.type)) {
+        field.readOnly = true;
+      } else if (field.tagName === "TEXTAREA") {
+        field.readOnly = true;
+      } else if (field.type !== "hidden") {
+        field.disabled = true;
+      }
+    });
+    form.setAttribute("aria-disabled", "true");
+  }
+
+  document.addEventListener("htmx:oobBeforeSwap", function (event) {
+    var card = event.detail.target;
+    if (!card.classList || !card.classList.contains("inbox-item")) return;
+    var form = card.querySelector("form.schema-form");
+    // No form, or this person's own answer on its way: the closed card simply replaces it.
+    if (!form || form.classList.contains("htmx-request") || !hasDraft(form)) return;
+    var notice = event.detail.fragment.querySelector(".closed-status");
+    if (!notice) return;
+    keepDraft(card, form, notice);
+    event.detail.shouldSwap = false;
+  });
 })();

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 
-from tests.web.test_browser import Server, _chromium, item, login, open_page
+from tests.web.test_browser import SHOTS, Server, _chromium, item, login, open_page
 
 
 @pytest.fixture(scope="module")
@@ -57,5 +57,37 @@ def test_run_page_cards_close_live_when_answered_elsewhere_and_cancelled(
     finance = page.locator("#run-asks .inbox-item", has_text="Finance approval")
     expect(finance).to_contain_text("No longer needed: the run was cancelled.")
     expect(finance.locator("button")).to_have_count(0)
+    olga.close()
+    piet.close()
+
+
+def test_a_draft_survives_someone_else_answering(browser: Browser, server: Server) -> None:
+    run = server.start_run(
+        "expense_approval", {"employee": "Jonas", "amount": 2600, "category": "travel", "description": "Rail"}
+    )
+    olga, piet = login(browser, server, "olga"), login(browser, server, "piet")
+    page = open_page(olga, f"/runs/{run['run']}/")
+    inbox = open_page(olga, "/?q=Jonas")
+    manager = page.locator("#run-asks .inbox-item", has_text="Manager approval")
+    manager.get_by_label("Comment").fill("Run page draft")
+    finance = item(inbox, "Finance approval")
+    finance.get_by_label("Comment").fill("Inbox draft")
+
+    piet_inbox = open_page(piet, "/?q=Jonas")
+    item(piet_inbox, "Manager approval").get_by_role("button", name="Reject").click()
+    item(piet_inbox, "Finance approval").get_by_role("button", name="Approve").click()
+
+    for where, text, draft in (
+        (page, "Manager approval", "Run page draft"),
+        (inbox, "Finance approval", "Inbox draft"),
+    ):
+        kept = where.locator(".inbox-item", has_text=text)
+        expect(kept).to_contain_text(re.compile(r"Answered by piet at \d\d:\d\d:\d\d UTC"))
+        expect(kept).to_contain_text("your draft was not sent")
+        expect(kept.get_by_label("Comment")).to_have_value(draft)
+        for button in kept.get_by_role("button").all():
+            expect(button).to_be_disabled()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    inbox.screenshot(path=str(SHOTS / "after-draft-kept.png"), full_page=True)
     olga.close()
     piet.close()
