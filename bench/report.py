@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import TITLES, WORKLOADS
+from bench.dashboard_report import dashboard_section
 from bench.summary import find, summarize, targets
 
 ENGINE_NAMES = {"ours": "ours", "floor": "floor", "adk": "google-adk", "langgraph": "LangGraph"}
@@ -129,6 +130,10 @@ def _targets(doc: dict[str, Any]) -> list[str]:
             shown = us(value)
         elif t["id"] in ("W6-pending", "W6-reexec"):
             shown = f"{value:g}"
+        elif t["id"].startswith("dash-queries-"):
+            shown = f"{value:g} queries (need <= {t['need']:g})"
+        elif t["id"].startswith("dash-"):
+            shown = f"p95 {ms(value)}"
         else:
             shown = f"{value:.1f}x"
         rows.append(
@@ -364,7 +369,8 @@ def _notes(doc: dict[str, Any]) -> list[str]:
 
 
 def render(doc: dict[str, Any]) -> str:
-    parts = _header(doc) + _targets(doc) + _memory(doc) + _hitl(doc) + _sqlite(doc) + _all(doc) + _notes(doc)
+    parts = _header(doc) + _targets(doc) + _memory(doc) + _hitl(doc) + _sqlite(doc)
+    parts += dashboard_section(doc.get("dashboard")) + _all(doc) + _notes(doc)
     return "\n".join(parts)
 
 

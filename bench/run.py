@@ -222,6 +222,35 @@ def merge_rounds(rounds: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     return list(merged.values())
 
 
+def run_dashboard(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The dashboard figures (bench/dashboard.py), in a subprocess of its own.
+
+    It runs on the working tree (it needs templates/ and manage.py, which the snapshot does not
+    hold) and starts one more subprocess per database, each on a fresh data directory.
+    """
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="wfdash-out-") as tmp:
+        out = Path(tmp) / "dashboard.json"
+        cmd = [sys.executable, "-m", "bench.dashboard", "--out", str(out), *(["--tiny"] if args.tiny else [])]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        try:
+            done = subprocess.run(
+                cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=args.timeout
+            )
+        except subprocess.TimeoutExpired:
+            log(f"dashboard: timed out after {args.timeout} s")
+            return None
+        result: dict[str, Any] | None = json.loads(out.read_text()) if out.exists() else None
+    if result is None:
+        log(f"dashboard: exited {done.returncode} without results\n{done.stderr[-4000:]}")
+        return None
+    for db, row in result["databases"].items():
+        shown = f"FAILED: {row['error']}" if row.get("error") else "done"
+        log(f"[dashboard] {db:8} {shown}  ({row.get('duration_s', 0):.0f} s)")
+    log(f"dashboard figures measured in {time.perf_counter() - t0:.0f} s")
+    return result
+
+
 def git_state(source: str) -> dict[str, Any]:
     """The commit measured, and the uncommitted changes in engine/ and bench/ if any."""
 
@@ -273,6 +302,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="measure engine/ as on disk (default) or as committed at HEAD",
     )
     p.add_argument("--strict", action="store_true", help="exit non-zero when a configuration fails its check")
+    p.add_argument(
+        "--no-dashboard",
+        action="store_true",
+        help="skip the dashboard figures (bench/dashboard.py; also skipped when --only leaves out ours)",
+    )
     args = p.parse_args(argv)
     for engine in args.only or ():
         if engine not in ENGINES:
@@ -338,6 +372,12 @@ def main(argv: list[str] | None = None) -> int:
         # "django-sqlite"/"django-postgres" in "configs"; the dashboard figures go here.
         "dashboard": None,
     }
+    dashboard_failed: list[str] = []
+    if not args.no_dashboard and (not args.only or "ours" in args.only):
+        doc["dashboard"] = run_dashboard(args)
+        doc["duration_s"] = round(time.time() - started, 1)
+        measured = (doc["dashboard"] or {"databases": {"dashboard": {"error": "no result"}}})["databases"]
+        dashboard_failed = [f"dashboard on {db}" for db, row in measured.items() if row.get("error")]
     doc["targets"] = summary.targets(doc)
     args.out.write_text(json.dumps(doc, indent=1, default=repr) + "\n")
     md = args.out.with_name(args.out.name.replace("results", "RESULTS").replace(".json", ".md"))
@@ -346,9 +386,19 @@ def main(argv: list[str] | None = None) -> int:
     failed = [r for r in results if not r["ok"]]
     for r in failed:
         log(f"FAILED {r['engine']} {r['workload']} {r['store']}: {r['error']}\n{r.get('traceback', '')}")
-    # A closing line CI reads as a count: each configuration whose results were checked.
-    print(f"bench: {len(results) - len(failed)} passed, {len(failed)} failed", flush=True)
-    return 1 if failed and (args.strict or args.tiny) else 0
+    for name in dashboard_failed:
+        log(f"FAILED {name} (see results' dashboard section)")
+    # A closing line CI reads as a count: each configuration whose results were checked, and
+    # the dashboard's databases.
+    passed = (
+        len(results)
+        - len(failed)
+        + len((doc["dashboard"] or {}).get("databases") or {})
+        - len(dashboard_failed)
+    )
+    failures = len(failed) + len(dashboard_failed)
+    print(f"bench: {passed} passed, {failures} failed", flush=True)
+    return 1 if failures and (args.strict or args.tiny) else 0
 
 
 if __name__ == "__main__":

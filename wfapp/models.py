@@ -124,6 +124,12 @@ class Interrupt(models.Model):
             # partial index alone (it reads every row to check the bound value), so with
             # 100,000 answered questions each count took 15-25 ms; this one covers them.
             models.Index(fields=["status", "created_at", "id"], name="wfapp_interrupt_status"),
+            # A run's questions by status, in the default order (the sweep, the store's
+            # projections, the run page). Without it SQLite, which keeps no statistics, looks
+            # `session = ? AND status = ?` up through the index above (it saves the sort) and
+            # reads every pending row for each run: with 10,000 waiting runs the sweep's query
+            # took 100 s instead of 15 ms.
+            models.Index(fields=["session", "status", "created_at", "id"], name="wfapp_interrupt_run_status"),
         ]
 
     def __str__(self) -> str:

@@ -1,0 +1,181 @@
+"""The dashboard figures of BENCHMARKS.md: inbox time, event push latency, answer-to-completion.
+
+    .venv/bin/python -m bench.dashboard --out dashboard.json [--tiny]
+
+Measures on SQLite (the embedded profile), and on PostgreSQL too when ``DATABASE_URL`` is
+set, each in a subprocess of its own on a fresh data directory (``WFAPP_DATA_DIR``) and, for
+PostgreSQL, a database of its own that is created and dropped. In each: the inbox through
+Django's test client (``dashboard_inbox``), then a real server (``manage.py serve``) on the
+same database with a real websocket client (``dashboard_live``). ``bench/run.py`` calls this
+and puts the result under ``"dashboard"`` in results.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+FULL: dict[str, int] = {
+    "pending": 10_000,
+    "answered": 100_000,
+    "inbox_samples": 50,
+    "push_events": 200,
+    "push_pause_ms": 20,
+    "answers": 30,
+    "answer_warmup": 2,
+}
+TINY: dict[str, int] = {
+    "pending": 200,
+    "answered": 2_000,
+    "inbox_samples": 10,
+    "push_events": 20,
+    "push_pause_ms": 20,
+    "answers": 5,
+    "answer_warmup": 1,
+}
+TARGETS_S = {"inbox": 0.100, "push": 0.050, "answer": 0.150}  # p95, BENCHMARKS.md
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def databases() -> list[str]:
+    pg = os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://"))
+    return ["sqlite", "postgres"] if pg else ["sqlite"]
+
+
+def _database_url() -> str | None:
+    """The URL of the database Django uses now (PostgreSQL's benchmark database), else None."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] == "django.db.backends.sqlite3":
+        return None
+    url = urllib.parse.urlsplit(os.environ["DATABASE_URL"])
+    return urllib.parse.urlunsplit(url._replace(path="/" + str(db["NAME"])))
+
+
+def _operator(password: str) -> str:
+    from django.contrib.auth.models import Permission, User
+
+    user, _ = User.objects.get_or_create(username="bench-operator")
+    user.set_password(password)
+    user.save()
+    user.user_permissions.add(
+        Permission.objects.get(codename="answer_interrupt", content_type__app_label="wfapp")
+    )
+    return user.get_username()
+
+
+def measure_one(database: str, size: dict[str, int]) -> dict[str, Any]:
+    """Everything on one database, in this process (Django is set up here, once)."""
+    from bench import dashboard_inbox, dashboard_live
+    from bench.dashboard_client import Server, environ_for_server
+    from bench.workloads.ours import setup_django
+
+    data_dir = Path(os.environ.get("WFAPP_DATA_DIR") or tempfile.mkdtemp(prefix="wfdash-"))
+    setup_django(f"django-{database}", str(data_dir))  # a fresh database, migrated
+    password = secrets.token_urlsafe(16)
+    username = _operator(password)
+    from django.db import connection
+
+    log(f"  {database}: inbox, {size['pending']:,} pending among {size['answered']:,} answered")
+    inbox = dashboard_inbox.measure(size["pending"], size["answered"], size["inbox_samples"])
+    server_env = environ_for_server(data_dir, _database_url())
+    connection.close()
+    # The serving process rings for runs other processes changed in the last seconds (with
+    # the in-memory channel layer): the seeded runs must be older than that look-back, or
+    # the first measurements would meet a doorbell for each of them.
+    time.sleep(max(0.0, inbox["seeded_at"] + 4.0 - time.time()))
+    log(f"  {database}: push latency and answer-to-completion against manage.py serve")
+    with Server(data_dir, server_env, data_dir / "commits.log") as server:
+        try:
+            live = asyncio.run(dashboard_live.measure(server, username, password, size))
+        except Exception as exc:
+            raise RuntimeError(f"{type(exc).__name__}: {exc}\n-- server log:\n{server.tail()}") from exc
+    return {"database": database, "vendor": connection.vendor, "inbox": inbox, **live}
+
+
+def run_all(size: dict[str, int], tiny: bool, timeout: int) -> dict[str, Any]:
+    """Each database in a subprocess of its own, on a fresh data directory."""
+    doc: dict[str, Any] = {"mode": "tiny" if tiny else "full", "sizes": size, "targets_s": TARGETS_S}
+    doc["databases"] = {}
+    for database in databases():
+        t0 = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="wfdash-") as data_dir:
+            out = Path(data_dir) / "result.json"
+            cmd = [sys.executable, "-m", "bench.dashboard", "--db", database, "--out", str(out)]
+            env = {
+                **os.environ,
+                "WFAPP_DATA_DIR": data_dir,
+                "DJANGO_SETTINGS_MODULE": "wfapp.settings.embedded",
+                "PYTHONPATH": str(ROOT),
+            }
+            env.pop("REDIS_URL", None)
+            try:
+                done = subprocess.run(
+                    [*cmd, *(["--tiny"] if tiny else [])],
+                    cwd=ROOT,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                )
+                result = json.loads(out.read_text()) if out.exists() else None
+                if result is None:
+                    result = {
+                        "error": f"exited {done.returncode} without results",
+                        "traceback": done.stderr[-4000:],
+                    }
+            except subprocess.TimeoutExpired:
+                result = {"error": f"timed out after {timeout} s"}
+        result["duration_s"] = round(time.perf_counter() - t0, 1)
+        doc["databases"][database] = result
+        shown = result.get("error") or "done"
+        log(f"dashboard on {database}: {shown} ({result['duration_s']:.0f} s)")
+    return doc
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", type=Path, required=True, help="where to write the JSON result")
+    p.add_argument("--tiny", action="store_true", help="small sizes, seconds (CI)")
+    p.add_argument("--db", choices=("sqlite", "postgres"), help="measure on this database, in this process")
+    p.add_argument("--timeout", type=int, default=1200, help="seconds per database")
+    args = p.parse_args(argv)
+    size = TINY if args.tiny else FULL
+    if args.db:
+        try:
+            result = measure_one(args.db, size)
+        except Exception as exc:
+            import traceback
+
+            result = {
+                "database": args.db,
+                "error": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc(),
+            }
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
+        return 1 if "error" in result else 0
+    doc = run_all(size, args.tiny, args.timeout)
+    args.out.write_text(json.dumps(doc, indent=1) + "\n")
+    return 1 if any("error" in r for r in doc["databases"].values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
