@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import time
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -38,21 +37,17 @@ from engine.errors import (
 )
 from engine.store import STATUSES
 
-from . import doorbell
+from . import doorbell, store_inline, store_sql
 from .errors import LeaseLostError
 from .lease import Lease
 from .models import AnswerAttempt, AttemptOutcome, Interrupt, InterruptStatus, RunStatus, Session
 from .models import Event as EventRow
 
-# Stored in their own columns; everything else of an event goes to ``data``.
-_DATA_EXCLUDES = set({"seq", "session_id", "kind", "node_path", "author", "invocation_id", "timestamp"})
 _SETTLED = frozenset({RunStatus.WAITING, RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED})
 _CLOSING = frozenset({RunStatus.COMPLETED, RunStatus.CANCELLED})
-# How stale a run's updated_at may be while it appends (ChangeWatch looks back further).
-UPDATED_AT_GRAIN = timedelta(seconds=1)
-_INSERT_ROWS = 500  # events per INSERT statement: well under every backend's parameter limit
 
 
+logger = logging.getLogger(__name__)
 _THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wfapp-store")
 
 
@@ -65,10 +60,33 @@ async def close_connections() -> None:
     before a test database is dropped)."""
     await sync_to_async(connections.close_all)()
     await _in_own_thread(connections.close_all)
+    store_inline.close_all()
 
 
 async def _in_sync_context[**P, T](fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     return await sync_to_async(fn)(*args, **kwargs)
+
+
+def _checkpoint() -> None:
+    """Move the WAL's pages into the database file (the inline appends never do)."""
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+
+def _log_failure(future: asyncio.Future[None]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        logger.warning("WAL checkpoint failed", exc_info=future.exception())
+
+
+@dataclass(frozen=True, slots=True)
+class _Batch:
+    """What an append of one batch has to do."""
+
+    last_seq: int
+    updates: dict[str, Any]  # session columns its status events change
+    project: bool  # whether the inbox rows may change
+    known_clear: bool  # the store knew the run had no pending question at the batch's start
+    lease: tuple[str, int] | None  # (owner, epoch) the session row must still carry
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +112,7 @@ def event_from_row(session_id: str, row: Mapping[str, Any]) -> Event:
     )
 
 
-def _session_updates(events: list[Event]) -> dict[str, Any]:
+def _session_updates(events: Sequence[Event]) -> dict[str, Any]:
     """The session columns a batch's status events change, besides ``last_seq``/``updated_at``."""
     updates: dict[str, Any] = {}
     for event in events:
@@ -117,84 +135,6 @@ def _adapt(column: str, value: Any) -> Any:
     return field.get_db_prep_save(value, connection)
 
 
-def _event_params(session_id: str, events: list[Event]) -> list[Any]:
-    params: list[Any] = []
-    for event in events:
-        params += (
-            session_id,
-            event.seq,
-            event.kind,
-            event.node_path,
-            event.author,
-            event.invocation_id,
-            event.timestamp or time.time(),
-            event.model_dump_json(exclude=_DATA_EXCLUDES, exclude_none=True),
-        )
-    return params
-
-
-class _Statements:
-    """The append's SQL for one database vendor, built once per shape."""
-
-    def __init__(self, vendor: str, quote: Any) -> None:
-        self.json = "%s::jsonb" if vendor == "postgresql" else "%s"
-        self.quote = quote
-        self.session_table = quote(Session._meta.db_table)
-        self.event_table = quote(EventRow._meta.db_table)
-        self._updates: dict[tuple[tuple[str, ...], bool], str] = {}
-        self._inserts: dict[int, str] = {}
-
-    def update_session(self, columns: tuple[str, ...], scoped: bool) -> str:
-        key = (columns, scoped)
-        sql = self._updates.get(key)
-        if sql is None:
-            q = self.quote
-            touched = q("updated_at")
-            if "status" in columns:
-                touch = f"{touched} = %s"
-            else:
-                # Within a second of the last touch, leave updated_at (and its two indexes) be:
-                # a busy run's append then rewrites one row, not two index entries too.
-                touch = f"{touched} = CASE WHEN {touched} < %s THEN %s ELSE {touched} END"
-            sets = ", ".join([f"{q('last_seq')} = %s", touch, *(f"{q(c)} = %s" for c in columns)])
-            where = f"{q('id')} = %s AND {q('last_seq')} = %s"
-            if scoped:
-                where += f" AND {q('lease_owner')} = %s AND {q('lease_epoch')} = %s"
-            sql = self._updates[key] = f"UPDATE {self.session_table} SET {sets} WHERE {where}"
-        return sql
-
-    def insert_events(self, count: int) -> str:
-        sql = self._inserts.get(count)
-        if sql is None:
-            q = self.quote
-            columns = (
-                "session_id",
-                "seq",
-                "kind",
-                "node_path",
-                "author",
-                "invocation_id",
-                "timestamp",
-                "data",
-            )
-            row = f"(%s, %s, %s, %s, %s, %s, %s, {self.json})"
-            sql = f"INSERT INTO {self.event_table} ({', '.join(map(q, columns))}) VALUES " + ", ".join(
-                [row] * count
-            )
-            self._inserts[count] = sql  # at most _INSERT_ROWS shapes
-        return sql
-
-
-_STATEMENTS: dict[str, _Statements] = {}
-
-
-def _statements(conn: Any) -> _Statements:
-    found = _STATEMENTS.get(conn.vendor)
-    if found is None:
-        found = _STATEMENTS[conn.vendor] = _Statements(conn.vendor, conn.ops.quote_name)
-    return found
-
-
 class DjangoEventStore:
     """The ``EventStore`` for Django; with a ``lease`` it only writes while the lease holds."""
 
@@ -202,6 +142,8 @@ class DjangoEventStore:
         self.lease = lease
         # own_thread: only for callers that own their event loop (see the module's docstring).
         self._in_thread = _in_own_thread if own_thread else _in_sync_context
+        self._inline = store_inline.for_default_database() if own_thread else None
+        self._checkpoint: asyncio.Future[None] | None = None
         # session id -> the last_seq at which this store knew the run had no pending question:
         # an append right after it needs no inbox lookup when an execution ends.
         self._clear: dict[str, int] = {}
@@ -215,6 +157,16 @@ class DjangoEventStore:
     async def append(self, session_id: str, events: Sequence[Event], *, expected_seq: int) -> int:
         if not events:
             return expected_seq
+        if self._inline is not None:
+            batch = self._plan(session_id, events, expected_seq)
+            if not batch.project and not batch.updates:
+                if self._inline.append(session_id, events, expected_seq, batch.lease):
+                    self._settle(session_id, batch.last_seq, batch.known_clear)
+                    if self._inline.commits % store_inline.CHECKPOINT_EVERY == 0:
+                        self._checkpoint = asyncio.ensure_future(self._in_thread(_checkpoint))
+                        self._checkpoint.add_done_callback(_log_failure)
+                    await doorbell.ring(session_id, batch.last_seq)
+                    return batch.last_seq
         done = await self._in_thread(self.append_sync, session_id, list(events), expected_seq)
         await doorbell.ring(session_id, done.last_seq, runs=done.status_changed, inbox=done.inbox_changed)
         return done.last_seq
@@ -266,54 +218,62 @@ class DjangoEventStore:
             except IntegrityError:
                 raise SessionExistsError(session_id) from None
 
-    def append_sync(self, session_id: str, events: list[Event], expected_seq: int) -> _Appended:
-        """Append in one transaction (no doorbell): what ``append`` runs in a worker thread.
-
-        The hot path (a node's events, no questions) is two statements: the conditional
-        update of the session row and one multi-row insert, both in plain SQL (the ORM's
-        query building costs more than SQLite's commit here).
-        """
+    def _plan(self, session_id: str, events: Sequence[Event], expected_seq: int) -> _Batch:
         for offset, event in enumerate(events, start=1):
             if event.seq != expected_seq + offset:
                 raise ValueError(f"event seq {event.seq} should be {expected_seq + offset}")
-        last_seq = expected_seq + len(events)
         updates = _session_updates(events)
         status = updates.get("status")
         asks = any(event.kind in ("interrupt", "answer") for event in events)
         ends = any(event.kind in ("error", "completed") for event in events)
         known_clear = self._clear.get(session_id) == expected_seq
-        project = asks or status in _CLOSING or (ends and not known_clear)
-        sql = _statements(connection)
-        scoped = self.lease is not None and self.lease.session_id == session_id
-        values = [_adapt(column, value) for column, value in updates.items()]
-        condition: list[Any] = [session_id, expected_seq]
-        if scoped:
-            assert self.lease is not None
-            condition += [self.lease.owner, self.lease.epoch]
-        inbox_changed = False
-        with transaction.atomic(), connection.cursor() as cursor:
-            now = timezone.now()
-            touch = [
-                connection.ops.adapt_datetimefield_value(value)
-                for value in ([now] if status else [now - UPDATED_AT_GRAIN, now])
-            ]
-            cursor.execute(
-                sql.update_session(tuple(updates), scoped), [last_seq, *touch, *values, *condition]
-            )
-            if cursor.rowcount != 1:
-                raise self._refusal(session_id, expected_seq)
-            for start in range(0, len(events), _INSERT_ROWS):
-                chunk = events[start : start + _INSERT_ROWS]
-                cursor.execute(sql.insert_events(len(chunk)), _event_params(session_id, chunk))
-            if project:
-                inbox_changed, clear = self._project_interrupts(session_id, events, status, known_clear)
-            else:
-                clear = known_clear or status in _CLOSING
+        lease = self.lease
+        return _Batch(
+            last_seq=expected_seq + len(events),
+            updates=updates,
+            project=asks or status in _CLOSING or (ends and not known_clear),
+            known_clear=known_clear,
+            lease=(lease.owner, lease.epoch)
+            if lease is not None and lease.session_id == session_id
+            else None,
+        )
+
+    def _settle(self, session_id: str, last_seq: int, clear: bool) -> None:
         if clear:
             self._clear[session_id] = last_seq
         else:
             self._clear.pop(session_id, None)
-        return _Appended(last_seq, "status" in updates, inbox_changed)
+
+    def append_sync(self, session_id: str, events: list[Event], expected_seq: int) -> _Appended:
+        """Append in one transaction (no doorbell): what ``append`` runs in a worker thread.
+
+        A node's events (no questions) are two statements: the conditional update of the
+        session row and a multi-row insert (``store_sql``); the inbox rows are kept only for
+        batches that ask, answer, close the run, or end an execution that may have asked.
+        """
+        batch = self._plan(session_id, events, expected_seq)
+        updates, status = batch.updates, batch.updates.get("status")
+        sql = store_sql.for_connection(connection)
+        values = [_adapt(column, value) for column, value in updates.items()]
+        touch = [
+            connection.ops.adapt_datetimefield_value(t)
+            for t in store_sql.touch_times(timezone.now(), bool(status))
+        ]
+        params = [batch.last_seq, *touch, *values, session_id, expected_seq, *(batch.lease or ())]
+        inbox_changed = False
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(sql.update_session(tuple(updates), batch.lease is not None), params)
+            if cursor.rowcount != 1:
+                raise self._refusal(session_id, expected_seq)
+            for start in range(0, len(events), store_sql.INSERT_ROWS):
+                chunk = events[start : start + store_sql.INSERT_ROWS]
+                cursor.execute(sql.insert_events(len(chunk)), store_sql.event_params(session_id, chunk))
+            if batch.project:
+                inbox_changed, clear = self._project_interrupts(session_id, events, status, batch.known_clear)
+            else:
+                clear = batch.known_clear or status in _CLOSING
+        self._settle(session_id, batch.last_seq, clear)
+        return _Appended(batch.last_seq, "status" in updates, inbox_changed)
 
     def _project_interrupts(
         self, session_id: str, events: list[Event], status: str | None, known_clear: bool

@@ -15,7 +15,7 @@ from typing import Any
 from django.utils import timezone
 
 from .models import Session
-from .store import UPDATED_AT_GRAIN
+from .store_sql import UPDATED_AT_GRAIN
 
 # Commits carry the time they were prepared, not the time they became visible, and an append
 # leaves updated_at alone within UPDATED_AT_GRAIN of its last touch: look back further than both.

@@ -1,0 +1,107 @@
+"""The append's SQL: one conditional update of the session row and multi-row inserts of events.
+
+Shared by ``DjangoEventStore``'s thread path (Django's cursor, ``%s`` parameters) and the
+inline SQLite path (``sqlite3``'s own cursor, ``?`` parameters). Plain SQL rather than the
+ORM: building the ORM's queries cost several times SQLite's own work for these two statements.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from engine import Event
+
+from .models import Event as EventRow
+from .models import Session
+
+# How stale a run's updated_at may be while it appends (ChangeWatch looks back further).
+UPDATED_AT_GRAIN = timedelta(seconds=1)
+INSERT_ROWS = 500  # events per INSERT statement: well under every backend's parameter limit
+_EVENT_COLUMNS = ("session_id", "seq", "kind", "node_path", "author", "invocation_id", "timestamp", "data")
+# Stored in their own columns; everything else of an event goes to ``data``.
+_DATA_EXCLUDES = {"seq", "session_id", "kind", "node_path", "author", "invocation_id", "timestamp"}
+
+
+def event_params(session_id: str, events: Sequence[Event]) -> list[Any]:
+    """The parameters of ``insert_events(len(events))``, row after row."""
+    params: list[Any] = []
+    for event in events:
+        params += (
+            session_id,
+            event.seq,
+            event.kind,
+            event.node_path,
+            event.author,
+            event.invocation_id,
+            event.timestamp or time.time(),
+            event.model_dump_json(exclude=_DATA_EXCLUDES, exclude_none=True),
+        )
+    return params
+
+
+def touch_times(now: datetime, status_changes: bool) -> list[datetime]:
+    """The updated_at parameters of ``update_session``."""
+    return [now] if status_changes else [now - UPDATED_AT_GRAIN, now]
+
+
+class AppendSQL:
+    """The append's statements for one database vendor and parameter style, built once per shape."""
+
+    def __init__(self, vendor: str, quote: Callable[[str], str], param: str = "%s") -> None:
+        self.param = param
+        self.json = f"{param}::jsonb" if vendor == "postgresql" else param
+        self.quote = quote
+        self._updates: dict[tuple[tuple[str, ...], bool], str] = {}
+        self._inserts: dict[int, str] = {}
+
+    def update_session(self, columns: tuple[str, ...], scoped: bool) -> str:
+        """SET last_seq, updated_at and ``columns`` WHERE id, last_seq (and the lease when scoped).
+
+        Parameters: last_seq, ``touch_times(...)``, the columns' values, id, expected last_seq,
+        then lease owner and epoch when scoped.
+        """
+        key = (columns, scoped)
+        sql = self._updates.get(key)
+        if sql is None:
+            q, p = self.quote, self.param
+            touched = q("updated_at")
+            if "status" in columns:
+                touch = f"{touched} = {p}"
+            else:
+                # Within a second of the last touch, leave updated_at (and its two indexes) be:
+                # a busy run's append then rewrites one row, not two index entries too.
+                touch = f"{touched} = CASE WHEN {touched} < {p} THEN {p} ELSE {touched} END"
+            sets = ", ".join([f"{q('last_seq')} = {p}", touch, *(f"{q(c)} = {p}" for c in columns)])
+            where = f"{q('id')} = {p} AND {q('last_seq')} = {p}"
+            if scoped:
+                where += f" AND {q('lease_owner')} = {p} AND {q('lease_epoch')} = {p}"
+            sql = f"UPDATE {q(Session._meta.db_table)} SET {sets} WHERE {where}"
+            self._updates[key] = sql
+        return sql
+
+    def insert_events(self, count: int) -> str:
+        """INSERT ``count`` event rows (at most ``INSERT_ROWS``); parameters from ``event_params``."""
+        sql = self._inserts.get(count)
+        if sql is None:
+            p = self.param
+            row = f"({', '.join([p] * (len(_EVENT_COLUMNS) - 1))}, {self.json})"
+            columns = ", ".join(map(self.quote, _EVENT_COLUMNS))
+            sql = f"INSERT INTO {self.quote(EventRow._meta.db_table)} ({columns}) VALUES " + ", ".join(
+                [row] * count
+            )
+            self._inserts[count] = sql  # at most INSERT_ROWS shapes
+        return sql
+
+
+_BY_VENDOR: dict[str, AppendSQL] = {}
+
+
+def for_connection(conn: Any) -> AppendSQL:
+    """The statements for a Django connection's vendor, with Django's ``%s`` parameters."""
+    found = _BY_VENDOR.get(conn.vendor)
+    if found is None:
+        found = _BY_VENDOR[conn.vendor] = AppendSQL(conn.vendor, conn.ops.quote_name)
+    return found
