@@ -17,6 +17,7 @@ import asyncio
 import json
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -151,13 +152,44 @@ def run_all(size: dict[str, int], tiny: bool, timeout: int) -> dict[str, Any]:
     return doc
 
 
+SOURCES = ("bench", "engine", "wfapp", "templates", "static", "manage.py")
+
+
+def from_head(argv: list[str], timeout: int) -> int:
+    """Run this command again from a tree of the code as committed at HEAD.
+
+    Others edit the working tree while a long benchmark runs; a half-saved module would break
+    the server. ``git archive`` gives one consistent version of everything the server needs.
+    """
+    tree = Path(tempfile.mkdtemp(prefix="wfdash-src-"))
+    try:
+        archive = subprocess.run(
+            ["git", "archive", "HEAD", *SOURCES], cwd=ROOT, capture_output=True, check=True
+        )
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+        env = {**os.environ, "PYTHONPATH": str(tree)}
+        cmd = [sys.executable, "-m", "bench.dashboard", *argv]
+        return subprocess.run(cmd, cwd=tree, env=env, timeout=timeout * 2).returncode
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", type=Path, required=True, help="where to write the JSON result")
     p.add_argument("--tiny", action="store_true", help="small sizes, seconds (CI)")
     p.add_argument("--db", choices=("sqlite", "postgres"), help="measure on this database, in this process")
     p.add_argument("--timeout", type=int, default=1200, help="seconds per database")
+    p.add_argument(
+        "--source",
+        choices=("worktree", "head"),
+        default="worktree",
+        help="measure the code as on disk (default) or as committed at HEAD",
+    )
     args = p.parse_args(argv)
+    if args.source == "head" and not args.db:
+        passed = [a for a in (argv if argv is not None else sys.argv[1:]) if a not in ("--source", "head")]
+        return from_head([*passed, "--out", str(args.out.resolve())], args.timeout)
     size = TINY if args.tiny else FULL
     if args.db:
         try:

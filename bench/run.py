@@ -225,13 +225,15 @@ def merge_rounds(rounds: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 def run_dashboard(args: argparse.Namespace) -> dict[str, Any] | None:
     """The dashboard figures (bench/dashboard.py), in a subprocess of its own.
 
-    It runs on the working tree (it needs templates/ and manage.py, which the snapshot does not
-    hold) and starts one more subprocess per database, each on a fresh data directory.
+    With ``--engine head`` it measures the code as committed (from a ``git archive`` of its
+    own: it needs templates/ and manage.py, which the snapshot does not hold), else the working
+    tree; it starts one more subprocess per database, each on a fresh data directory.
     """
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="wfdash-out-") as tmp:
         out = Path(tmp) / "dashboard.json"
-        cmd = [sys.executable, "-m", "bench.dashboard", "--out", str(out), *(["--tiny"] if args.tiny else [])]
+        cmd = [sys.executable, "-m", "bench.dashboard", "--out", str(out), "--source", args.engine]
+        cmd += ["--tiny"] if args.tiny else []
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         try:
             done = subprocess.run(
