@@ -91,3 +91,75 @@ def test_a_draft_survives_someone_else_answering(browser: Browser, server: Serve
     inbox.screenshot(path=str(SHOTS / "after-draft-kept.png"), full_page=True)
     olga.close()
     piet.close()
+
+
+def _overlaps(a: dict[str, float], b: dict[str, float]) -> bool:
+    return (
+        a["x"] < b["x"] + b["width"]
+        and b["x"] < a["x"] + a["width"]
+        and a["y"] < b["y"] + b["height"]
+        and b["y"] < a["y"] + a["height"]
+    )
+
+
+def test_bulk_checkboxes_come_first_and_overlap_nothing_on_a_phone(browser: Browser, server: Server) -> None:
+    items = [{"sku": f"PHONE-{n}", "price": n, "flagged": True} for n in range(1, 4)]
+    server.start_run("batch_review", {"items": items})
+    server.start_run(
+        "expense_approval",
+        {"employee": "Kai", "amount": 300, "category": "other", "description": "PHONE-desk"},
+    )
+    context = login(browser, server, "olga")
+    page = context.new_page()
+    page.set_viewport_size({"width": 375, "height": 800})
+    page.goto("/?q=PHONE")
+    cards = page.locator(".inbox-item")
+    expect(cards).to_have_count(4)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "after-inbox-375.png"), full_page=True)
+
+    # Nothing in a card sits under its checkbox.
+    for box in page.locator(".bulk-select input").all():
+        mine = box.bounding_box()
+        assert mine is not None
+        card_elt = box.locator("xpath=ancestor::li[contains(@class, 'inbox-item')]")
+        # Seen first where it is reached first: before the card's title, on its first line.
+        title = card_elt.locator("header .wf").bounding_box()
+        assert title is not None
+        assert mine["x"] + mine["width"] <= title["x"] and mine["y"] < title["y"] + title["height"]
+        for other in card_elt.locator("header > :not(.bulk-select), .message, .payload, form").all():
+            theirs = other.bounding_box()
+            assert theirs is not None and not _overlaps(mine, theirs), other.evaluate("e => e.outerHTML")
+
+    # Keyboard order, card by card: its checkbox, then its fields, then its submit buttons.
+    page.locator(".bulk-select input").first.focus()
+    page.evaluate("() => { window.firstFocus = document.activeElement; }")
+    seen: list[tuple[str, str]] = []
+    for step in range(80):
+        if step and page.evaluate("() => document.activeElement === window.firstFocus"):
+            break  # round the whole page once
+        seen.append(
+            page.evaluate(
+                """() => {
+                  const el = document.activeElement;
+                  const card = el.closest('.inbox-item');
+                  const role = el.name === 'ids' ? 'checkbox'
+                    : el.matches('button[type=submit]') ? 'submit'
+                    : el.matches('input, textarea, select') ? 'field' : 'other';
+                  return [card ? card.id : '', role];
+                }"""
+            )
+        )
+        page.keyboard.press("Tab")
+    order = [card_id for card_id, _ in seen if card_id]
+    cards_in_order = list(dict.fromkeys(order))
+    assert cards_in_order == [c.get_attribute("id") for c in cards.all()]
+    for card_id in cards_in_order:
+        roles = [role for cid, role in seen if cid == card_id and role != "other"]
+        has_box = page.locator(f"#{card_id} .bulk-select").count() == 1
+        assert roles[0] == ("checkbox" if has_box else roles[0])
+        assert roles.index("submit") > max(
+            (i for i, r in enumerate(roles) if r in ("checkbox", "field")), default=-1
+        )
+        assert roles[-1] == "submit"
+    context.close()
