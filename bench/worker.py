@@ -46,6 +46,8 @@ async def measure(
             if i >= warmup:
                 samples.append(sample.to_json())
     finally:
+        if hasattr(mod, "close"):
+            await mod.close()
         shutil.rmtree(workdir, ignore_errors=True)
     return samples
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import sys
 from collections import Counter
 from typing import Any
 
@@ -165,6 +166,9 @@ def setup_django(kind: str, workdir: str) -> None:
 
         atexit.register(_drop_database, name, bench_name)
     call_command("migrate", verbosity=0)
+    from django.db import connections
+
+    connections.close_all()  # this setup thread's connection: the database must be droppable
 
 
 def _drop_database(name: str, bench_name: str) -> None:
@@ -174,6 +178,14 @@ def _drop_database(name: str, bench_name: str) -> None:
     connection.settings_dict["NAME"] = name
     with connection._nodb_cursor() as cursor:
         cursor.execute(f'DROP DATABASE IF EXISTS "{bench_name}"')
+
+
+async def close() -> None:
+    """Close the Django store's connections (its threads'), so its database can be dropped."""
+    if "wfapp.store" in sys.modules:
+        from wfapp.store import close_connections
+
+        await close_connections()
 
 
 async def run(workload: str, size: dict[str, int], store: str, workdir: str, tag: str) -> Sample:
