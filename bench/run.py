@@ -44,9 +44,10 @@ PACKAGES = ("engine", "wfapp")  # what a snapshot holds besides bench/
 # ADK's store, W6s against LangGraph's); --sqlite-all measures every workload there.
 # Our Django store runs W1 and W3 (BENCHMARKS.md's comparison) on SQLite, and on PostgreSQL
 # when DATABASE_URL is set.
-DJANGO_STORES: dict[str, tuple[str, ...]] = {"django-sqlite": ("W1", "W3")}
+DJANGO_WORKLOADS = ("W1", "W3", "W6", "W6s")
+DJANGO_STORES: dict[str, tuple[str, ...]] = {"django-sqlite": DJANGO_WORKLOADS}
 if os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
-    DJANGO_STORES["django-postgres"] = ("W1", "W3")
+    DJANGO_STORES["django-postgres"] = DJANGO_WORKLOADS
 STORES: dict[str, dict[str, tuple[str, ...]]] = {
     "floor": {"memory": WORKLOADS},
     "ours": {"memory": WORKLOADS, **DJANGO_STORES},
