@@ -56,6 +56,28 @@ class EventStoreContract:
         await store.create_session(session_id, "wf", node_input)
         return session_id
 
+    async def test_events_come_back_exactly_as_appended(self, store: EventStore) -> None:
+        session_id = await self._session(store)
+        output = {
+            "big": 2**70,
+            "tenth": 0.1,
+            "text": "é🙂\u2028\"'\\",
+            "none": None,
+            "list": [1, "a", None, {}],
+        }
+        drafts = [
+            {
+                "kind": "completed",
+                "node_path": "wf@1/a@1",
+                "output": output,
+                "timestamp": time.time() + 1 / 3,
+            },
+            {"kind": "state", "node_path": "wf@1/a@1", "state": {"k": [True, False]}, "timestamp": 1.0},
+        ]
+        events = stamp(session_id, 1, drafts)
+        await store.append(session_id, events, expected_seq=0)
+        assert await store.list_events(session_id) == events
+
     async def test_new_session_is_empty_and_running(self, store: EventStore) -> None:
         session_id = await self._session(store, {"amount": 5})
         info = await store.get_session(session_id)

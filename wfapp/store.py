@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +26,7 @@ from asgiref.sync import sync_to_async
 from django.db import IntegrityError, connection, connections, transaction
 from django.db.models import Field
 from django.utils import timezone
+from pydantic import TypeAdapter
 
 from engine import Event, SessionInfo
 from engine.errors import (
@@ -41,13 +42,13 @@ from . import doorbell, store_inline, store_sql
 from .errors import LeaseLostError
 from .lease import Lease
 from .models import AnswerAttempt, AttemptOutcome, Interrupt, InterruptStatus, RunStatus, Session
-from .models import Event as EventRow
 
 _SETTLED = frozenset({RunStatus.WAITING, RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED})
 _CLOSING = frozenset({RunStatus.COMPLETED, RunStatus.CANCELLED})
 
 
 logger = logging.getLogger(__name__)
+_EVENT_LIST = TypeAdapter(list[Event])
 _THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wfapp-store")
 
 
@@ -94,22 +95,6 @@ class _Appended:
     last_seq: int
     status_changed: bool
     inbox_changed: bool
-
-
-def event_from_row(session_id: str, row: Mapping[str, Any]) -> Event:
-    """Rebuild the engine's event from a row's ``values()``."""
-    return Event.model_validate(
-        row["data"]
-        | {
-            "seq": row["seq"],
-            "session_id": session_id,
-            "kind": row["kind"],
-            "node_path": row["node_path"],
-            "author": row["author"],
-            "invocation_id": row["invocation_id"],
-            "timestamp": row["timestamp"],
-        }
-    )
 
 
 def _session_updates(events: Sequence[Event]) -> dict[str, Any]:
@@ -359,17 +344,16 @@ class DjangoEventStore:
 
     def list_events_sync(self, session_id: str, after_seq: int = 0, limit: int | None = None) -> list[Event]:
         """The events after ``after_seq``, in order (at most ``limit`` of them)."""
-        rows = (
-            EventRow.objects.filter(session_id=session_id, seq__gt=after_seq)
-            .order_by("seq")
-            .values("seq", "kind", "node_path", "author", "invocation_id", "timestamp", "data")
-        )
-        if limit is not None:
-            rows = rows[:limit]
-        events = [event_from_row(session_id, row) for row in rows]
-        if not events and not Session.objects.filter(pk=session_id).exists():
-            raise UnknownSessionError(session_id)
-        return events
+        sql = store_sql.for_connection(connection).select_events(limit is not None)
+        params: list[Any] = [session_id, after_seq] if limit is None else [session_id, after_seq, limit]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+        if not rows:
+            if not Session.objects.filter(pk=session_id).exists():
+                raise UnknownSessionError(session_id)
+            return []
+        return _EVENT_LIST.validate_json("[" + ",".join([row[0] for row in rows]) + "]")
 
     def get_session_sync(self, session_id: str) -> SessionInfo:
         """What the store knows about a run besides its events."""
