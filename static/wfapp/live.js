@@ -4,7 +4,20 @@
 (function () {
   "use strict";
   var opened = new WeakSet();
+  var socket = null; // the page's open socket, for requests other than hello
+
+  function expandedNodes(toggled) {
+    var names = [];
+    document.querySelectorAll("[data-graph-toggle]").forEach(function (t) {
+      var name = t.getAttribute("data-graph-toggle");
+      if ((t.getAttribute("aria-expanded") === "true") !== (name === toggled)) names.push(name);
+    });
+    return names;
+  }
+
+  document.addEventListener("htmx:wsClose", function () { socket = null; });
   document.addEventListener("htmx:wsOpen", function (event) {
+    socket = event.detail.socketWrapper;
     var elt = event.detail.elt;
     var hello = {};
     var marker = document.getElementById("live-hello");
@@ -17,8 +30,32 @@
     document.querySelectorAll(".inbox-item[id^='interrupt-']:not(.answered)").forEach(function (card) {
       hello.open.push(parseInt(card.id.slice("interrupt-".length), 10));
     });
+    hello.expand = expandedNodes(null);
     opened.add(elt);
     event.detail.socketWrapper.send(JSON.stringify(hello), elt);
+  });
+
+  // The graph's "+N more" / "Show fewer": a live page asks its socket for the graph with that
+  // node's children listed (so later live updates keep it); without a socket the link reloads.
+  var refocus = null;
+  function toggleGraph(toggle, event) {
+    if (!socket) return;
+    event.preventDefault();
+    refocus = toggle.getAttribute("data-graph-toggle");
+    socket.send(JSON.stringify({ type: "graph", expand: expandedNodes(refocus) }), document.getElementById("live"));
+  }
+  document.addEventListener("click", function (event) {
+    var toggle = event.target.closest && event.target.closest("[data-graph-toggle]");
+    if (toggle) toggleGraph(toggle, event);
+  });
+  document.addEventListener("keydown", function (event) {
+    var toggle = event.target.closest && event.target.closest("[data-graph-toggle]");
+    if (toggle && (event.key === " " || event.key === "Enter")) toggleGraph(toggle, event);
+  });
+  document.addEventListener("htmx:oobAfterSwap", function () {
+    if (refocus === null) return;
+    var again = document.querySelector('[data-graph-toggle="' + CSS.escape(refocus) + '"]');
+    if (again) { again.focus(); refocus = null; }
   });
 
   // A card closed live (someone else answered, the run moved on) while its form holds what this

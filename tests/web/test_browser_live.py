@@ -163,3 +163,45 @@ def test_bulk_checkboxes_come_first_and_overlap_nothing_on_a_phone(browser: Brow
         )
         assert roles[-1] == "submit"
     context.close()
+
+
+def test_a_wide_fanout_expands_and_clipped_children_show_in_full(browser: Browser, server: Server) -> None:
+    run = server.start_run("web_wide_fanout", list(range(12)))
+    context = login(browser, server, "olga")
+    page = open_page(context, f"/runs/{run['run']}/")
+    worker = page.locator('#run-graph [data-node="reconcile_supplier_invoice_lines_for_q3"]')
+    rows = worker.locator("g.child")
+    expect(rows).to_have_count(8)
+    toggle = worker.locator("[data-graph-toggle]")
+    expect(toggle).to_have_attribute("aria-expanded", "false")
+    expect(toggle).to_contain_text("+4 more")
+
+    toggle.click()
+    expect(rows).to_have_count(12)
+    expect(worker.locator("[data-graph-toggle]")).to_have_attribute("aria-expanded", "true")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator("#run-graph").screenshot(path=str(SHOTS / "after-graph-expanded.png"))
+
+    # With the keyboard: focus stays on the toggle, Enter folds the list, Space unfolds it.
+    expect(worker.locator("[data-graph-toggle]")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(rows).to_have_count(8)
+    expect(worker.locator("[data-graph-toggle]")).to_be_focused()
+    page.keyboard.press(" ")
+    expect(rows).to_have_count(12)
+
+    # A clipped label: whole in its accessible name, and shown in full when focused.
+    child = rows.first
+    expect(child).to_have_attribute("aria-label", "reconcile_supplier_invoice_lines_for_q3@1: completed")
+    expect(child.locator("text.full")).to_be_hidden()
+    child.focus()
+    expect(child.locator("text.full")).to_be_visible()
+    expect(child.locator("text.full")).to_have_text("reconcile_supplier_invoice_lines_for_q3@1")
+    page.locator("#run-graph").screenshot(path=str(SHOTS / "after-graph-child-focused.png"))
+
+    # Without a socket the toggle is a plain link: the page comes back expanded.
+    page.goto(f"/runs/{run['run']}/?expand=reconcile_supplier_invoice_lines_for_q3")
+    expect(
+        page.locator('#run-graph [data-node="reconcile_supplier_invoice_lines_for_q3"] g.child')
+    ).to_have_count(12)
+    context.close()

@@ -195,3 +195,59 @@ def test_children_fit_their_box_and_a_waiting_child_makes_its_parent_waiting() -
              "edges": [edge("START", "review_item")]}  # fmt: skip
     root = parse(render_graph(graph, statuses, children))
     assert {"review_item@1", "review_item@2"} <= set(texts(root))
+
+
+def _fanout(count: int, name: str = "check") -> dict[str, list[dict[str, str]]]:
+    return {
+        "manager": [
+            {"path": f"expense@1/manager@1/{name}@{i}", "status": "completed"} for i in range(1, count + 1)
+        ]
+    }
+
+
+def test_a_wide_fanout_expands_to_every_child_and_collapses_again() -> None:
+    kids = _fanout(20)
+    folded = nodes(parse(render_graph(EXPENSE, children=kids)))["manager"]
+    toggle = folded.find(f"{SVG}a")
+    assert toggle is not None
+    assert (toggle.get("aria-expanded"), toggle.get("role")) == ("false", "button")
+    assert toggle.get("href") == "?expand=manager#run-graph"
+    assert toggle.get("aria-label") == "Show all 20 children of manager"
+    assert "+12 more" in texts(toggle)
+
+    opened = nodes(parse(render_graph(EXPENSE, children=kids, expanded={"manager"})))["manager"]
+    rows = [g for g in opened.iter(f"{SVG}g") if g.get("data-path")]
+    assert len(rows) == 20
+    toggle = opened.find(f"{SVG}a")
+    assert toggle is not None and toggle.get("aria-expanded") == "true"
+    assert "Show fewer" in texts(toggle) and toggle.get("href") == "?#run-graph"
+    # The box grows with its rows, and what lies below moves down with it.
+    height = float(opened.find(f"{SVG}rect").get("height"))
+    assert height > float(folded.find(f"{SVG}rect").get("height")) + 11 * 20
+    decide_y = [
+        float(
+            nodes(parse(render_graph(EXPENSE, children=kids, expanded=e)))["decide"]
+            .find(f"{SVG}rect")
+            .get("y")
+        )
+        for e in ((), {"manager"})
+    ]
+    assert decide_y[1] > decide_y[0]
+
+
+def test_a_clipped_child_label_is_whole_on_hover_focus_and_for_screen_readers() -> None:
+    long_name = "reconcile_supplier_invoice_lines_for_q3"
+    kids = _fanout(2, long_name)
+    kids["manager"].append({"path": "expense@1/manager@1/ok@1", "status": "waiting"})
+    manager = nodes(parse(render_graph(EXPENSE, children=kids)))["manager"]
+    rows = {g.get("data-path").rsplit("/", 1)[-1]: g for g in manager.iter(f"{SVG}g") if g.get("data-path")}
+    clipped = rows[f"{long_name}@1"]
+    assert clipped.get("tabindex") == "0"
+    assert clipped.get("aria-label") == f"{long_name}@1: completed"
+    assert clipped.find(f"{SVG}title").text == f"expense@1/manager@1/{long_name}@1: completed"
+    short, full = (clipped.find(f"{SVG}text[@class='{c}']") for c in ("short", "full"))
+    assert (
+        short is not None and short.text.endswith("…") and full is not None and full.text == f"{long_name}@1"
+    )
+    # A label that fits is plain text, and not a tab stop of its own.
+    assert rows["ok@1"].get("tabindex") is None and texts(rows["ok@1"]) == ["ok@1"]

@@ -68,6 +68,11 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
             return
         if isinstance(message, dict) and message.get("type") == "hello":
             await self.hello(message)
+        elif isinstance(message, dict):
+            await self.command(message)
+
+    async def command(self, message: dict[str, Any]) -> None:
+        """A page's request other than hello; pages without any ignore it."""
 
     async def hello(self, message: dict[str, Any]) -> None:
         await self.push(await database_sync_to_async(presenter.badge_fragment)(self.user))
@@ -168,6 +173,7 @@ class RunConsumer(LiveConsumer):
 
     async def authorize(self) -> bool:
         self.showing: set[int] = set()
+        self.expanded: frozenset[str] = frozenset()
         self.session_id = str(self.scope["url_route"]["kwargs"]["session_id"])
         self.last_seq = _int(_query(self.scope).get("after"))
         return await database_sync_to_async(queries.get_run)(self.session_id) is not None
@@ -180,8 +186,16 @@ class RunConsumer(LiveConsumer):
         shown = message.get("open")
         if isinstance(shown, list):  # the question cards the page shows as open
             self.showing = {_int(pk) for pk in shown[:MAX_OPEN]} - {0}
+        self.expanded = presenter.expanded_nodes(message.get("expand"))
         await self.catch_up()
         await super().hello(message)
+
+    async def command(self, message: dict[str, Any]) -> None:
+        if message.get("type") == "graph":  # list all (or only the first) children of graph nodes
+            self.expanded = presenter.expanded_nodes(message.get("expand"))
+            await self.push(
+                await database_sync_to_async(presenter.graph_fragment)(self.session_id, self.expanded)
+            )
 
     async def ring(self, session_id: str, seq: int) -> None:
         if session_id == self.session_id:
@@ -192,7 +206,7 @@ class RunConsumer(LiveConsumer):
         while True:
             before = self.last_seq
             update = await database_sync_to_async(presenter.run_update)(
-                self.session_id, self.user, before, self.showing
+                self.session_id, self.user, before, self.showing, self.expanded
             )
             self.last_seq = update.last_seq
             self.showing = (self.showing | update.opened) - update.closed

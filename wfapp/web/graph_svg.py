@@ -1,17 +1,25 @@
-"""Render a workflow graph as inline SVG: no JavaScript, no external service.
+"""Render a workflow graph as inline SVG: no JavaScript needed, no external service.
 
 Each node is one `<g data-node="..." class="node status-...">` inside its own nested `<svg>` with
 a stable id, so a live update can replace a single node with an htmx out-of-band swap (a bare
 `<g>` would be parsed as HTML, a nested `<svg>` keeps the SVG namespace). Every text is
 escaped here; callers may mark the result safe.
+
+A node with more dynamic children than `MAX_CHILDREN` lists the first ones and a "+N more"
+toggle; the nodes named in `expanded` list them all (their boxes grow and the layout follows).
+The toggle is a link to the page with `?expand=` (live pages ask their socket instead, see
+live.js). A child label clipped to its box keeps the whole label in its `<title>` and
+`aria-label`, and shows it on hover and keyboard focus.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from html import escape
 from typing import Any
+from urllib.parse import urlencode
 
 from wfapp.web.graph_layout import START, layout, node_names
 
@@ -63,18 +71,24 @@ def _clip(text: str, width: float, char_w: float = CHAR_W) -> str:
     return text if len(text) <= room else text[: max(room - 1, 1)] + "…"
 
 
-def _boxes(describe: dict[str, Any], children: dict[str, list[dict[str, Any]]]) -> dict[str, Box]:
+def _shown(kids: list[dict[str, Any]], expanded: bool) -> list[dict[str, Any]]:
+    return kids if expanded else kids[:MAX_CHILDREN]
+
+
+def _boxes(
+    describe: dict[str, Any], children: dict[str, list[dict[str, Any]]], expanded: Collection[str] = ()
+) -> dict[str, Box]:
     info = {n["name"]: n for n in describe.get("nodes") or []}
     boxes = {}
     for name in node_names(describe):
         node = info.get(name, {})
         kind = str(node.get("kind") or ("start" if name == START else "node"))
         kids = children.get(name, [])
-        longest = max(
-            (len(str(k.get("path", "")).rsplit("/", 1)[-1]) for k in kids[:MAX_CHILDREN]), default=0
-        )
+        listed = _shown(kids, name in expanded)
+        longest = max((len(_child_label(k)) for k in listed), default=0)
         width = min(max(len(name) * CHAR_W + 28, longest * CHILD_CHAR_W + 40, MIN_W), MAX_W)
-        shown = min(len(kids), MAX_CHILDREN + 1)
+        # One row per listed child, plus the toggle's row when there are more than fit.
+        shown = len(listed) + (len(kids) > MAX_CHILDREN)
         height = NODE_H + (shown * CHILD_H + 6 if shown else 0)
         boxes[name] = Box(name, kind, bool(node.get("terminal")), w=width, h=height)
     return boxes
@@ -145,30 +159,76 @@ def _edges_svg(
     return "".join(parts)
 
 
-def node_svg(box: Box, status: str | None, children: list[dict[str, Any]], dom_id: str) -> str:
+def _child_label(child: dict[str, Any]) -> str:
+    return str(child.get("path", "")).rsplit("/", 1)[-1]
+
+
+def _child_svg(box: Box, child: dict[str, Any], row: int) -> str:
+    path = str(child.get("path", ""))
+    label = _child_label(child)
+    state = str(child.get("status") or "pending")
+    cy = box.y + NODE_H + row * CHILD_H + 12
+    x = box.x + 24
+    clipped = _clip(label, box.w - 24, CHILD_CHAR_W)
+    if clipped == label:
+        text = f'<text x="{x:.1f}" y="{cy + 4:.1f}">{escape(label)}</text>'
+        reach = ""
+    else:
+        # Focusable, named in full, and showing the whole label on hover or focus (CSS).
+        text = (
+            f'<text class="short" x="{x:.1f}" y="{cy + 4:.1f}">{escape(clipped)}</text>'
+            f'<text class="full" x="{x:.1f}" y="{cy + 4:.1f}">{escape(label)}</text>'
+        )
+        reach = f' tabindex="0" role="img" aria-label="{escape(label)}: {escape(state)}"'
+    return (
+        f'<g class="child {status_class(child.get("status"))}" data-path="{escape(path)}"{reach}>'
+        f"<title>{escape(path)}: {escape(state)}</title>"
+        f'<circle cx="{box.x + 14:.1f}" cy="{cy:.1f}" r="4"/>{text}</g>'
+    )
+
+
+def toggle_href(name: str, expanded: Collection[str]) -> str:
+    """The page's URL with `name` expanded or collapsed, the others as they are."""
+    names = set(expanded) ^ {name}
+    return "?" + urlencode([("expand", n) for n in sorted(names)]) + "#run-graph"
+
+
+def _toggle_svg(box: Box, children: list[dict[str, Any]], expanded: Collection[str]) -> str:
+    is_open = box.name in expanded
+    rows = len(children) if is_open else MAX_CHILDREN
+    cy = box.y + NODE_H + rows * CHILD_H + 12
+    hidden = len(children) - MAX_CHILDREN
+    text = "Show fewer" if is_open else f"+{hidden} more"
+    what = (
+        f"Show only the first {MAX_CHILDREN} of {len(children)} children of {box.name}"
+        if is_open
+        else f"Show all {len(children)} children of {box.name}"
+    )
+    return (
+        f'<a class="more" href="{escape(toggle_href(box.name, expanded))}" role="button" '
+        f'aria-expanded="{"true" if is_open else "false"}" data-graph-toggle="{escape(box.name)}" '
+        f'aria-label="{escape(what)}"><title>{escape(what)}</title>'
+        f'<rect class="hit" x="{box.x + 6:.1f}" y="{cy - 9:.1f}" width="{box.w - 12:.1f}" height="{CHILD_H - 2}" rx="3"/>'
+        f'<text x="{box.x + 24:.1f}" y="{cy + 4:.1f}">{escape(text)}</text></a>'
+    )
+
+
+def node_svg(
+    box: Box,
+    status: str | None,
+    children: list[dict[str, Any]],
+    dom_id: str,
+    expanded: Collection[str] = (),
+) -> str:
     """One node, wrapped in a nested `<svg id=...>` that an out-of-band swap can replace."""
     cls = f"node kind-{escape(box.kind)} {status_class(status)}" + (" terminal" if box.terminal else "")
     state = status if status in STATUSES else "pending"
     title = f"{box.name} ({box.kind}): {state}"
     radius = NODE_H / 2 if box.kind == "start" else 6
     label_y = box.y + NODE_H / 2 + 4.5
-    rows = []
-    for k, child in enumerate(children[:MAX_CHILDREN]):
-        path = str(child.get("path", ""))
-        short = path.rsplit("/", 1)[-1]
-        cy = box.y + NODE_H + k * CHILD_H + 12
-        rows.append(
-            f'<g class="child {status_class(child.get("status"))}" data-path="{escape(path)}">'
-            f"<title>{escape(path)}: {escape(str(child.get('status') or 'pending'))}</title>"
-            f'<circle cx="{box.x + 14:.1f}" cy="{cy:.1f}" r="4"/>'
-            f'<text x="{box.x + 24:.1f}" y="{cy + 4:.1f}">{escape(_clip(short, box.w - 24, CHILD_CHAR_W))}</text></g>'
-        )
+    rows = [_child_svg(box, child, k) for k, child in enumerate(_shown(children, box.name in expanded))]
     if len(children) > MAX_CHILDREN:
-        cy = box.y + NODE_H + MAX_CHILDREN * CHILD_H + 12
-        rows.append(
-            f'<text class="more" x="{box.x + 24:.1f}" y="{cy + 4:.1f}">'
-            f"+{len(children) - MAX_CHILDREN} more</text>"
-        )
+        rows.append(_toggle_svg(box, children, expanded))
     return (
         f'<svg id="{escape(dom_id)}" class="node-wrap" overflow="visible">'
         f'<g class="{cls}" data-node="{escape(box.name)}" data-status="{state}">'
@@ -191,10 +251,14 @@ def render_graph(
     children: dict[str, list[dict[str, Any]]] | None = None,
     *,
     id_prefix: str = "graph",
+    expanded: Collection[str] = (),
 ) -> str:
-    """Return the SVG markup of the graph, every node with its status class."""
+    """Return the SVG markup of the graph, every node with its status class.
+
+    The nodes named in `expanded` list all their dynamic children, not only the first ones.
+    """
     statuses, children = statuses or {}, children or {}
-    boxes = _boxes(describe, children)
+    boxes = _boxes(describe, children, expanded)
     _, back, width, height = _place(describe, boxes)
     marker = f"{id_prefix}-arrow"
     name = str(describe.get("name") or "workflow")
@@ -204,6 +268,7 @@ def render_graph(
             statuses.get(box.name),
             children.get(box.name, []),
             node_dom_id(describe, box.name, id_prefix),
+            expanded,
         )
         for box in boxes.values()
     )
@@ -226,6 +291,7 @@ def render_node(
     children: dict[str, list[dict[str, Any]]] | None = None,
     *,
     id_prefix: str = "graph",
+    expanded: Collection[str] = (),
 ) -> str:
     """Return one node's wrapper with `hx-swap-oob`, placed exactly as in `render_graph`.
 
@@ -233,8 +299,8 @@ def render_node(
     node's children. When the children change, re-render the whole graph instead.
     """
     statuses, children = statuses or {}, children or {}
-    boxes = _boxes(describe, children)
+    boxes = _boxes(describe, children, expanded)
     _place(describe, boxes)
     dom_id = node_dom_id(describe, name, id_prefix)
-    markup = node_svg(boxes[name], statuses.get(name), children.get(name, []), dom_id)
+    markup = node_svg(boxes[name], statuses.get(name), children.get(name, []), dom_id, expanded)
     return markup.replace('class="node-wrap"', 'class="node-wrap" hx-swap-oob="true"', 1)

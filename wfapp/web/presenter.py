@@ -111,7 +111,17 @@ def entries(rows: list[dict[str, Any]]) -> list[Entry]:
     ]
 
 
-def run_graph(session: Session) -> SafeString:
+MAX_EXPANDED = 50  # graph nodes a page may ask to list all children of
+
+
+def expanded_nodes(names: Any) -> frozenset[str]:
+    """The graph nodes to show every child of, from a page's request (anything else: none)."""
+    if not isinstance(names, list | tuple):
+        return frozenset()
+    return frozenset(str(n)[:200] for n in names[:MAX_EXPANDED] if isinstance(n, str))
+
+
+def run_graph(session: Session, expanded: frozenset[str] = frozenset()) -> SafeString:
     """The run's graph with every node's live status (the SVG escapes all text itself)."""
     workflow = all_workflows().get(session.workflow)
     if workflow is None:
@@ -122,7 +132,18 @@ def run_graph(session: Session) -> SafeString:
     if session.status == RunStatus.CANCELLED:
         # Nothing runs or waits any more in a cancelled run.
         statuses = {n: "pending" if st in ("running", "waiting") else st for n, st in statuses.items()}
-    return mark_safe(render_graph(workflow.describe(), statuses, children, id_prefix=RUN_GRAPH_ID))
+    return mark_safe(
+        render_graph(workflow.describe(), statuses, children, id_prefix=RUN_GRAPH_ID, expanded=expanded)
+    )
+
+
+def graph_fragment(session_id: str, expanded: frozenset[str]) -> str:
+    """The run's graph alone, out of band (a page expanded or collapsed a node's children)."""
+    session = queries.get_run(session_id)
+    if session is None:
+        return ""
+    context = {"graph": run_graph(session, expanded), "oob": True}
+    return render_to_string("wfapp/run.html#graph", context)
 
 
 def result_context(session: Session) -> dict[str, Any]:
@@ -140,14 +161,14 @@ def result_context(session: Session) -> dict[str, Any]:
     }
 
 
-def run_context(session: Session, user: Any) -> dict[str, Any]:
+def run_context(session: Session, user: Any, expanded: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Everything the run page shows; a fixed number of queries whatever the log's length."""
     latest = queries.events_before(session.pk, None)
     older = latest[0]["seq"] if latest and latest[0]["seq"] > 1 else None
     last_seq = latest[-1]["seq"] if latest else 0
     return {
         **result_context(session),
-        "graph": run_graph(session),
+        "graph": run_graph(session, expanded),
         "asks": ask_views(queries.pending_for_run(user, session.pk, last_seq), allow_bulk=False),
         "entries": entries(latest),
         "older_before": older,
@@ -173,7 +194,13 @@ class RunUpdate:
     closed: set[int] = field(default_factory=set)
 
 
-def run_update(session_id: str, user: Any, after: int, showing: set[int] | None = None) -> RunUpdate:
+def run_update(
+    session_id: str,
+    user: Any,
+    after: int,
+    showing: set[int] | None = None,
+    expanded: frozenset[str] = frozenset(),
+) -> RunUpdate:
     """Fragments bringing a run page from seq `after` to now.
 
     `showing` are the question cards the page shows as open: any of them no longer pending
@@ -189,7 +216,7 @@ def run_update(session_id: str, user: Any, after: int, showing: set[int] | None 
     kinds = {r["kind"] for r in rows}
     context: dict[str, Any] = {"run": session, "entries": entries(rows), "last_seq": last}
     if kinds & {"started", "completed", "interrupt", "error", "status"}:
-        context["graph"] = run_graph(session)
+        context["graph"] = run_graph(session, expanded)
     update = RunUpdate("", last)
     visible = queries.answerable(user).filter(session_id=session_id).select_related("session")
     if "interrupt" in kinds:

@@ -54,7 +54,8 @@ def _run(session_id: str) -> Any:
 @require_GET
 @login_required
 def run(request: HttpRequest, session_id: str) -> HttpResponse:
-    context = presenter.run_context(_run(session_id), request.user)
+    expanded = presenter.expanded_nodes(request.GET.getlist("expand"))  # "+N more" without JavaScript
+    context = presenter.run_context(_run(session_id), request.user, expanded)
     context["pending_count"] = queries.pending_count(request.user)
     return render(request, "wfapp/run.html", context)
 
