@@ -206,11 +206,13 @@ def run_update(
     `showing` are the question cards the page shows as open: any of them no longer pending
     closes, whatever closed it (an answer, a cancellation, a withdrawal, a question asked again).
     """
-    session = queries.get_run(session_id)
-    if session is None:
-        return RunUpdate("", after)
+    # Events first, the run's row after them: a row read later is at least as new as the last
+    # event read, so a batch ending the run never renders a head that still says "running".
     rows = queries.events_after(session_id, after)
     if not rows:
+        return RunUpdate("", after)
+    session = queries.get_run(session_id)
+    if session is None:
         return RunUpdate("", after)
     last = rows[-1]["seq"]
     kinds = {r["kind"] for r in rows}
