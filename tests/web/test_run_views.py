@@ -44,8 +44,23 @@ def test_start_redirects_to_the_new_run(operator_client: Client) -> None:
     assert response.status_code == 200
     run = Session.objects.get()
     assert response["HX-Redirect"] == reverse("run", args=[run.pk])
-    assert run.input == {"employee": "Ann", "amount": 1500, "category": "travel", "description": "Flights"}
+    assert run.input == {"employee": "Ann", "amount": "1500", "category": "travel", "description": "Flights"}
     assert run.created_by.username == "olga"
+
+
+def test_a_decimal_amount_keeps_its_trailing_zeros_from_the_form_on(operator_client: Client, advance) -> None:
+    for amount in ("12.50", "250.50"):
+        data = {"f.employee": "Ann", "f.amount": amount, "f.category": "meals", "f.description": "Lunch"}
+        operator_client.post(reverse("workflow-start", args=["expense_approval"]), data, **HX)
+    small, large = Session.objects.order_by("created_at")
+    assert (small.input["amount"], large.input["amount"]) == ("12.50", "250.50")
+    advance(small.pk)
+    advance(large.pk)
+    output = operator_client.get(reverse("run", args=[small.pk])).content.decode()
+    assert re.search(r"<dt>Amount</dt><dd>12\.50</dd>", output)
+    assert "Approved automatically" in output
+    inbox = operator_client.get(reverse("inbox")).content.decode()
+    assert "claims 250.50 for meals" in inbox and re.search(r"<dt>Amount</dt><dd>250\.50</dd>", inbox)
 
 
 def test_unknown_workflow_is_404(operator_client: Client) -> None:

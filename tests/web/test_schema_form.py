@@ -97,7 +97,7 @@ ROWS: list[tuple[str, Any, str, str, dict, Any, dict, str, Any]] = [
     ("number-text", one({"type": "number"}), "x", "number",
      {"x": "1e3"}, {"x": 1000.0}, {"x": "twelve"}, "Enter a number.", "twelve"),
     ("decimal-pydantic", Expense.model_json_schema(), "amount", "number",
-     {"amount": "1500.50"}, {"amount": 1500.5}, {"amount": "0"}, "Enter a value greater than 0.", "0"),
+     {"amount": "1500.50"}, {"amount": "1500.50"}, {"amount": "0"}, "Enter a value greater than 0.", "0"),
     ("nested-object", WithAddress.model_json_schema(), "address.zip", "text",
      {"address__city": "Oslo", "address__zip": "01500"}, {"address": {"city": "Oslo", "zip": "01500"}},
      {"address__city": "Oslo", "address__zip": "15"}, "Enter a value in the expected format (^\\d{5}$).", "15"),
@@ -331,3 +331,36 @@ def test_json_fields_say_in_words_what_they_want() -> None:
 def test_the_whole_value_is_named_by_the_caller() -> None:
     assert SchemaForm(None).root.label == "Answer (JSON)"
     assert SchemaForm({"type": "object"}, root_label="Input").root.label == "Input"
+
+
+@pytest.mark.parametrize(
+    ("typed", "sent"),
+    [("12.50", "12.50"), (" 0.10 ", "0.10"), ("1e3", "1000"), ("7", "7"), ("-2.500", "-2.500")],
+)
+def test_a_decimal_is_sent_as_typed_with_its_trailing_zeros(typed: str, sent: str) -> None:
+    class Price(BaseModel):
+        price: Decimal
+        items: list[Decimal] = []
+
+    form = SchemaForm(Price.model_json_schema(), data=post(price=typed))
+    assert form.is_valid(), form.errors
+    assert form.value == {"price": sent, "items": []}
+    assert Price.model_validate(form.value).price == Decimal(sent)
+    assert str(Price.model_validate(form.value).price) == sent
+
+
+def test_a_plain_number_stays_a_number_and_a_decimal_keeps_its_text_rules() -> None:
+    assert SchemaForm(one({"type": "number"}), data=post(x="12.50")).value == {"x": 12.5}
+    schema = one({"anyOf": [{"type": "number"}, {"type": "string", "pattern": r"^\d+(\.\d\d)?$"}]})
+    form = SchemaForm(schema, data=post(x="-3"))
+    assert not form.is_valid()
+    assert form.errors == {"x": [r"Enter a value in the expected format (^\d+(\.\d\d)?$)."]}
+    assert SchemaForm(schema, data=post(x="3.10")).value == {"x": "3.10"}
+
+
+def test_a_decimal_shown_again_keeps_its_zeros() -> None:
+    class Price(BaseModel):
+        price: Decimal
+
+    form = SchemaForm(Price.model_json_schema(), initial={"price": "12.50"})
+    assert next(w for w in form.widgets() if w.key == "price").value == "12.50"

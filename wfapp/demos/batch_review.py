@@ -16,7 +16,17 @@ from engine import START, Context, RequestInput, Workflow, node
 
 class Item(BaseModel):
     sku: str = Field(min_length=1)
-    price: Annotated[Decimal, WithJsonSchema({"type": "number", "title": "Price"})]
+    # A number or its text (the form sends the text typed, so 12.50 stays 12.50).
+    price: Annotated[
+        Decimal,
+        Field(ge=0),
+        WithJsonSchema(
+            {
+                "anyOf": [{"type": "number", "minimum": 0}, {"type": "string", "pattern": r"^\d+(\.\d+)?$"}],
+                "title": "Price",
+            }
+        ),
+    ]
     flagged: bool = False
 
 

@@ -15,16 +15,23 @@ from pydantic import BaseModel, Field, WithJsonSchema
 from engine import START, Event, JoinNode, RequestInput, Workflow, node
 
 AUTO_LIMIT = Decimal(100)
+POSITIVE = r"^(?=.*[1-9])\d+(\.\d+)?$"  # a decimal greater than 0, as text
 MANAGER_LIMIT = Decimal(1000)
 
 
 class Expense(BaseModel):
     employee: str = Field(min_length=1)
-    # A JSON number in the schema (forms send numbers); the model keeps it exact as a Decimal.
+    # A number or its text, as pydantic declares a Decimal: the form sends the text typed, so
+    # 12.50 stays 12.50 (a JSON number would come back 12.5); the model keeps it exact.
     amount: Annotated[
         Decimal,
         Field(gt=0),
-        WithJsonSchema({"type": "number", "exclusiveMinimum": 0, "title": "Amount"}),
+        WithJsonSchema(
+            {
+                "anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "string", "pattern": POSITIVE}],
+                "title": "Amount",
+            }
+        ),
     ]
     category: Literal["travel", "equipment", "meals", "other"]
     description: str

@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 
 from wfapp.web.schema_errors import validate
 from wfapp.web.schema_resolve import UnresolvableSchema, resolve
-from wfapp.web.schema_values import FormData, keep_typed, parse, show_value
+from wfapp.web.schema_values import FormData, keep_decimal_text, keep_typed, parse, show_value
 from wfapp.web.schema_widgets import MISSING, Widget, build_widgets, path_key
 
 __all__ = ["MISSING", "BulkDecision", "SchemaForm", "Widget", "bulk_decision", "path_key"]
@@ -115,6 +115,10 @@ class SchemaForm:
                 # A value that could not be read has already said so; its "required" is noise.
                 if key not in unreadable:
                     errors.setdefault(key, []).extend(messages)
+        if not errors and any(w.decimal for w in self.root.walk()):
+            value = keep_decimal_text(self.root, value, self.data)
+            for key, messages in validate(self.schema or {}, value, self.root).items():
+                errors.setdefault(key, []).extend(messages)  # the text's own rules (a pattern)
         self._value, self._errors = value, errors
         for widget in self.root.walk():
             widget.errors = errors.get(widget.key, [])

@@ -187,6 +187,45 @@ def _parse_lines(w: Widget, raw: str) -> Any:
     return values
 
 
+def keep_decimal_text(root: Widget, value: Any, data: FormData) -> Any:
+    """Give decimal fields (pydantic's `Decimal`: a number or a string) the text typed, as a string.
+
+    A JSON number loses what a person wrote: 12.50 comes back 12.5. The form validates the
+    number; the value sent on is its text, normalized (`1e3` is "1000") with trailing zeros kept,
+    which a `Decimal` reads back exactly.
+    """
+    for w in root.walk():
+        if w.kind != "number" or not w.decimal:
+            continue
+        try:
+            number = Decimal(str(data.get(w.name, "") or "").strip())
+        except InvalidOperation:
+            continue
+        if number.is_finite():
+            value = _replace(value, w.path, format(number, "f"))
+    return value
+
+
+def _replace(value: Any, path: tuple[str | int, ...], new: Any) -> Any:
+    """`value` with the item at `path` replaced by `new`, when it is there (in place)."""
+    if not path:
+        return new if isinstance(value, int | float) and not isinstance(value, bool) else value
+    parent = value
+    for part in path[:-1]:
+        try:
+            parent = parent[part]
+        except (KeyError, IndexError, TypeError):
+            return value
+    last = path[-1]
+    try:
+        current = parent[last]
+    except (KeyError, IndexError, TypeError):
+        return value
+    if isinstance(current, int | float) and not isinstance(current, bool):
+        parent[last] = new
+    return value
+
+
 def _parse_json(w: Widget, raw: str) -> Any:
     try:
         return json.loads(raw)
