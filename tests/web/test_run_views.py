@@ -164,3 +164,36 @@ def test_staff_find_the_admin_from_the_navigation(operator_client: Client, opera
     operator.is_staff = True
     operator.save(update_fields=["is_staff"])
     assert 'href="/admin/">Admin</a>' in operator_client.get(reverse("runs")).content.decode()
+
+
+def test_batch_review_starts_from_a_row_editor_not_json(operator_client: Client) -> None:
+    url = reverse("workflow-start", args=["batch_review"])
+    page = operator_client.get(reverse("workflow", args=["batch_review"])).content.decode()
+    assert 'class="json"' not in page
+    assert 'name="f.items.0.sku"' in page and 'name="f.items.0.price"' in page
+    assert 'value="add:f.items"' in page and "formnovalidate" in page
+
+    row = {"f.items": ["0"], "f.items.0.sku": "A-1", "f.items.0.price": "12.50"}
+    added = operator_client.post(url, {**row, "_rows": "add:f.items"}, **HX)
+    assert added.status_code == 200  # not an error: the form again, one row more
+    html = added.content.decode()
+    assert 'name="f.items.1.sku"' in html and 'value="A-1"' in html and 'value="12.50"' in html
+    assert "Item 2" in html and "errors" not in html
+    assert not Session.objects.exists()
+
+    bad = {**row, "f.items": ["0", "1"], "f.items.1.sku": "B-2", "f.items.1.price": "-1"}
+    refused = operator_client.post(url, bad, **HX)
+    assert refused.status_code == 422
+    html = refused.content.decode()
+    assert re.search(r'name="f.items.1.price" type="number" value="-1"[^>]*aria-invalid="true"', html)
+    assert re.search(r'data-field="items.1.price">.*?Enter a value of at least 0\.', html, re.S)
+    assert not Session.objects.exists()
+
+    good = {**bad, "f.items.1.price": "3.10", "f.items.1.flagged": "true"}
+    assert operator_client.post(url, good, **HX).status_code == 200
+    assert Session.objects.get().input == {
+        "items": [
+            {"sku": "A-1", "price": "12.50", "flagged": False},
+            {"sku": "B-2", "price": "3.10", "flagged": True},
+        ]
+    }

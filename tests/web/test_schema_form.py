@@ -124,9 +124,8 @@ ROWS: list[tuple[str, Any, str, str, dict, Any, dict, str, Any]] = [
     ("additional-properties-json", one({"type": "object", "additionalProperties": {"type": "integer"}}), "x",
      "json", {"x": '{"a": 1}'}, {"x": {"a": 1}}, {"x": '{"a": "one"}'}, "At a: Enter a whole number.",
      '{"a": "one"}'),
-    ("array-of-objects-json", one({"type": "array", "items": {"type": "object", "properties": {
-        "sku": {"type": "string"}}, "required": ["sku"]}}), "x", "json",
-     {"x": '[{"sku": "A1"}]'}, {"x": [{"sku": "A1"}]}, {"x": "[{}]"}, "At 0.sku: This field is required.", "[{}]"),
+    ("array-of-arrays-json", one({"type": "array", "items": {"type": "array", "items": {"type": "integer"}}}),
+     "x", "json", {"x": "[[1, 2]]"}, {"x": [[1, 2]]}, {"x": '[["a"]]'}, "At 0.0: Enter a whole number.", '[["a"]]'),
     ("no-schema", None, "", "json", {"_root": '{"any": ["thing"]}'}, {"any": ["thing"]}, {"_root": "nope"},
      "Enter valid JSON (Expecting value, line 1, column 1).", "nope"),
     ("root-string", {"type": "string", "minLength": 2}, "", "text", {"_root": "ok"}, "ok", {"_root": "x"},
@@ -289,7 +288,7 @@ def test_literal_and_const() -> None:
 
 
 def test_json_fields_show_a_skeleton_to_fill_in() -> None:
-    schema = one({"type": "array", "items": {"$ref": "#/$defs/Item"}})
+    schema = one({"type": "array", "items": {"anyOf": [{"$ref": "#/$defs/Item"}, {"type": "null"}]}})
     schema["$defs"] = {
         "Item": {
             "type": "object",
@@ -321,10 +320,11 @@ def test_json_fields_say_in_words_what_they_want() -> None:
         flagged: bool
 
     class Batch(BaseModel):
-        items: list[Item]
+        items: list[Item | None]  # a list that may hold nulls: no row editor for that
 
     form = SchemaForm(Batch.model_json_schema())
     (items,) = form.fields
+    assert items.kind == "json"
     assert items.hint == "JSON: a list of objects with sku (text), price (number), flagged (true or false)"
 
 
@@ -364,3 +364,107 @@ def test_a_decimal_shown_again_keeps_its_zeros() -> None:
 
     form = SchemaForm(Price.model_json_schema(), initial={"price": "12.50"})
     assert next(w for w in form.widgets() if w.key == "price").value == "12.50"
+
+
+class Part(BaseModel):
+    name: str
+    qty: int = Field(default=1, ge=1)
+
+
+class Line(BaseModel):
+    sku: str = Field(min_length=1)
+    price: Decimal = Field(ge=0)
+    parts: list[Part] = []
+
+
+class Order(BaseModel):
+    lines: list[Line]
+    note: str = ""
+
+
+def rows_post(action: str = "", **fields: Any) -> MultiValueDict:
+    data = post(**fields)
+    if action:
+        data["_rows"] = action
+    return data
+
+
+def test_an_array_of_objects_is_a_row_editor_with_one_fieldset_per_item() -> None:
+    form = SchemaForm(Order.model_json_schema())
+    lines = widget(form, "lines")
+    assert lines.kind == "rows" and lines.item_label == "Line"
+    (row,) = lines.children  # a required list starts with one blank row
+    assert (row.kind, row.label, row.key) == ("fieldset", "Line 1", "lines.0")
+    assert [(c.kind, c.name) for c in row.children] == [
+        ("text", "f.lines.0.sku"),
+        ("number", "f.lines.0.price"),
+        ("rows", "f.lines.0.parts"),
+    ]
+    assert row.children[2].children == []  # an optional list starts empty
+
+    shown = SchemaForm(
+        Order.model_json_schema(), initial={"lines": [{"sku": "A"}, {"sku": "B", "price": "2.50"}]}
+    )
+    assert [w.value for w in shown.widgets() if w.key.endswith(("sku", "price"))] == ["A", "", "B", "2.50"]
+
+
+def test_rows_are_read_back_and_errors_point_at_the_row_and_field() -> None:
+    good = rows_post(lines=["0", "1"], lines__0__sku="A", lines__0__price="12.50",
+                     lines__1__sku="B", lines__1__price="3", **{"lines__1__parts": ["0"]},
+                     lines__1__parts__0__name="bolt", lines__1__parts__0__qty="4")  # fmt: skip
+    form = SchemaForm(Order.model_json_schema(), data=good)
+    assert form.is_valid(), form.errors
+    assert form.value == {
+        "lines": [
+            {"sku": "A", "price": "12.50", "parts": []},
+            {"sku": "B", "price": "3", "parts": [{"name": "bolt", "qty": 4}]},
+        ],
+        "note": "",
+    }
+    assert Order.model_validate(form.value).lines[0].price == Decimal("12.50")
+
+    bad = rows_post(lines=["0", "1"], lines__0__sku="A", lines__0__price="1",
+                    lines__1__sku="", lines__1__price="-1", **{"lines__1__parts": ["0"]},
+                    lines__1__parts__0__qty="0")  # fmt: skip
+    form = SchemaForm(Order.model_json_schema(), data=bad)
+    assert not form.is_valid()
+    assert form.errors == {
+        "lines.1.sku": ["This field is required."],
+        "lines.1.price": ["Enter a value of at least 0."],
+        "lines.1.parts.0.name": ["This field is required."],
+        "lines.1.parts.0.qty": ["Enter a value of at least 1."],
+    }
+    price = widget(form, "lines.1.price")
+    assert (price.name, price.value, price.errors) == (
+        "f.lines.1.price",
+        "-1",
+        ["Enter a value of at least 0."],
+    )
+
+
+def test_add_and_remove_rows_keep_what_was_typed_and_validate_nothing() -> None:
+    typed = {"lines": ["0", "1", "2"], "lines__0__sku": "A", "lines__1__sku": "B", "lines__2__sku": "C",
+             "lines__2__parts": ["0"], "lines__2__parts__0__name": "nut"}  # fmt: skip
+    added = SchemaForm(Order.model_json_schema(), data=rows_post("add:f.lines", **typed))
+    assert added.editing and not added.is_valid() and added.errors == {}
+    rows = widget(added, "lines").children
+    assert [r.children[0].value for r in rows] == ["A", "B", "C", ""]
+    assert rows[3].children[0].attrs["autofocus"] == "autofocus"  # the new row's first field
+
+    removed = SchemaForm(Order.model_json_schema(), data=rows_post("remove:f.lines:1", **typed))
+    assert removed.editing and removed.errors == {}
+    rows = widget(removed, "lines").children
+    assert [(r.key, r.children[0].name, r.children[0].value) for r in rows] == [
+        ("lines.0", "f.lines.0.sku", "A"),
+        ("lines.1", "f.lines.1.sku", "C"),
+    ]
+    assert widget(removed, "lines.1.parts.0.name").value == "nut"  # a nested row moved along
+    assert widget(removed, "lines").focus_add
+
+    nested = SchemaForm(Order.model_json_schema(), data=rows_post("add:f.lines.2.parts", **typed))
+    assert [
+        w.value for w in nested.widgets() if w.key.startswith("lines.2.parts.") and w.key.endswith("name")
+    ] == ["nut", ""]
+    for action in ("remove:f.lines:9", "remove:f.lines:x", "bogus"):
+        odd = SchemaForm(Order.model_json_schema(), data=rows_post(action, **typed))
+        assert odd.editing and not odd.is_valid() and len(widget(odd, "lines").children) == 3

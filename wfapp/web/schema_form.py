@@ -17,6 +17,7 @@ from jsonschema import Draft202012Validator
 
 from wfapp.web.schema_errors import validate
 from wfapp.web.schema_resolve import UnresolvableSchema, resolve
+from wfapp.web.schema_rows import RowEdit, apply_edit
 from wfapp.web.schema_values import FormData, keep_decimal_text, keep_typed, parse, show_value
 from wfapp.web.schema_widgets import MISSING, Widget, build_widgets, path_key
 
@@ -37,6 +38,9 @@ class SchemaForm:
         root_label: str = "Answer",
     ) -> None:
         self.schema = schema
+        self.edit: RowEdit | None = None  # a row added or removed: show the form again, send nothing
+        if data is not None:
+            data, self.edit = apply_edit(data)
         self.data = data
         self.prefix = prefix
         self.root = build_widgets(schema, prefix=prefix, id_prefix=id_prefix, root_label=root_label)
@@ -46,6 +50,31 @@ class SchemaForm:
             show_value(self.root, initial)
         else:
             keep_typed(self.root, data)
+            self._focus_after_edit()
+
+    def _focus_after_edit(self) -> None:
+        """Put the focus where the person continues: the new row's first field, or Add after a removal."""
+        edit = self.edit
+        if edit is None or edit.index is None:
+            return
+        rows = next((w for w in self.root.walk() if w.kind == "rows" and w.name == edit.name), None)
+        if rows is None:
+            return
+        if edit.verb == "remove" or edit.index >= len(rows.children):
+            rows.focus_add = True
+            return
+        first = next((w for w in rows.children[edit.index].walk() if w.kind in _FOCUSABLE), None)
+        if first is not None:
+            first.attrs["autofocus"] = "autofocus"
+
+    @property
+    def editing(self) -> bool:
+        """Whether the submit only added or removed a row (nothing to validate or send)."""
+        return self.edit is not None
+
+    @property
+    def has_rows(self) -> bool:
+        return any(w.kind == "rows" for w in self.root.walk())
 
     @property
     def is_bound(self) -> bool:
@@ -89,7 +118,7 @@ class SchemaForm:
         return any(decision is None or key != decision.key for key in self.errors)
 
     def is_valid(self) -> bool:
-        return self.is_bound and not self.errors
+        return self.is_bound and self.edit is None and not self.errors
 
     @property
     def value(self) -> Any:
@@ -99,7 +128,7 @@ class SchemaForm:
         return self._value
 
     def _clean(self) -> None:
-        if self.data is None:
+        if self.data is None or self.edit is not None:
             self._errors = {}
             return
         errors: dict[str, list[str]] = {}
@@ -122,6 +151,9 @@ class SchemaForm:
         self._value, self._errors = value, errors
         for widget in self.root.walk():
             widget.errors = errors.get(widget.key, [])
+
+
+_FOCUSABLE = ("text", "number", "textarea", "json", "lines")
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any, Protocol
 
+from wfapp.web.schema_rows import row_count
 from wfapp.web.schema_widgets import MISSING, Widget, choice_value
 
 
@@ -19,6 +21,7 @@ class FormData(Protocol):
 
     def get(self, key: str, default: Any = None) -> Any: ...
     def getlist(self, key: str) -> list[Any]: ...
+    def lists(self) -> Iterable[tuple[str, list[Any]]]: ...
     def __contains__(self, key: object) -> bool: ...
 
 
@@ -34,6 +37,14 @@ def show_value(w: Widget, value: Any) -> None:
             key = child.path[-1]
             child_value = value.get(key, MISSING) if isinstance(value, dict) else MISSING
             show_value(child, child_value)
+        return
+    if w.kind == "rows":
+        items = value if isinstance(value, list) else []
+        least = w.schema["minItems"] if isinstance(w.schema.get("minItems"), int) else 0
+        count = max(len(items), least, 1 if w.required else 0)
+        _make_rows(w, count)
+        for k, row in enumerate(w.children):
+            show_value(row, items[k] if k < len(items) else MISSING)
         return
     if value is MISSING or (value is None and w.kind not in ("select", "radio", "json")):
         w.value = [] if w.kind == "checkboxes" else (False if w.kind == "checkbox" else "")
@@ -61,9 +72,16 @@ def _display(w: Widget, value: Any) -> Any:
     return str(value)
 
 
+def _make_rows(w: Widget, count: int) -> None:
+    assert w.make_row is not None
+    w.children = [w.make_row(k) for k in range(count)]
+
+
 def keep_typed(w: Widget, data: FormData) -> None:
     """Fill `w` for display with exactly what the browser sent."""
-    if w.kind == "fieldset":
+    if w.kind == "rows":
+        _make_rows(w, row_count(data, w.name))
+    if w.kind in ("fieldset", "rows"):
         for child in w.children:
             keep_typed(child, data)
     elif w.kind == "checkbox":
@@ -78,6 +96,10 @@ def parse(w: Widget, data: FormData, errors: Errors) -> Any:
     """Return the JSON value `w` stands for in `data` (`MISSING` when left out)."""
     if w.kind == "fieldset":
         return _parse_object(w, data, errors)
+    if w.kind == "rows":
+        if not w.children:
+            return [] if w.required else _empty(w)
+        return [parse(row, data, errors) for row in w.children]
     if w.kind == "checkbox":
         return w.name in data
     if w.kind == "checkboxes":
@@ -112,7 +134,7 @@ def _empty(w: Widget) -> Any:
 
 
 def _touched(w: Widget, data: FormData) -> bool:
-    if w.kind == "fieldset":
+    if w.kind in ("fieldset", "rows"):
         return any(_touched(c, data) for c in w.children)
     if w.kind == "checkboxes":
         return bool(data.getlist(w.name))

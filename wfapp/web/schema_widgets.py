@@ -2,15 +2,16 @@
 
 Used for interrupt answers (`Interrupt.response_schema`) and start forms
 (`workflow.input_schema`). The schema is usually pydantic's `model_json_schema()`;
-`schema_resolve` reduces its `$ref`/`anyOf` shapes first. Anything a form cannot express well
-(`oneOf`, free objects, arrays of objects, recursive models, no schema at all) becomes a JSON
-textarea checked against its sub-schema, so every schema is answerable.
+`schema_resolve` reduces its `$ref`/`anyOf` shapes first. An array of objects becomes a row
+editor ("rows": one fieldset per item, built by the same builder, see `schema_rows`). Anything a
+form cannot express well (`oneOf`, free objects, arrays of arrays, recursive models, no schema
+at all) becomes a JSON textarea checked against its sub-schema, so every schema is answerable.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -42,7 +43,7 @@ class Choice:
 class Widget:
     """One control (or a fieldset of controls) of a schema form."""
 
-    kind: str  # text textarea number checkbox decision select radio checkboxes lines fieldset json
+    kind: str  # text textarea number checkbox decision select radio checkboxes lines fieldset rows json
     path: tuple[str | int, ...]
     name: str
     id: str
@@ -60,6 +61,10 @@ class Widget:
     default: Any = MISSING
     value: Any = ""
     errors: list[str] = field(default_factory=list)
+    # Rows only: builds the fieldset of item `k`; the rows themselves are `children`.
+    make_row: Callable[[int], Widget] | None = field(default=None, repr=False, compare=False)
+    item_label: str = ""
+    focus_add: bool = False  # after a row was removed, the Add button takes the focus
 
     @property
     def key(self) -> str:
@@ -306,6 +311,12 @@ class _Builder:
             w.kind = "json"
             return
         i = item.schema
+        if i.get("type") == "object" and isinstance(i.get("properties"), dict) and i["properties"]:
+            if not item.nullable and not i.get("x-unresolvable"):
+                self.rows(w, s, items, i, refs)
+                return
+            w.kind = "json"
+            return
         if ("enum" in i or "const" in i) and not item.nullable:
             probe = Widget("radio", (), "", "", "", i)
             self.enum(probe, i)
@@ -330,6 +341,26 @@ class _Builder:
         if counts:
             extra = ("Choose " if w.kind == "checkboxes" else "") + " and ".join(counts)
             w.hint = "; ".join(h for h in (w.hint, extra) if h)
+
+
+    def rows(self, w: Widget, s: dict[str, Any], raw_item: Any, item: dict[str, Any], refs: tuple[str, ...]) -> None:
+        """An array of objects: a fieldset per item, each built like any object; rows come later."""
+        w.kind = "rows"
+        w.schema = {**s, "items": item}
+        w.item_label = str(item.get("title") or "Item")
+        def make_row(k: int) -> Widget:
+            row = self.build(raw_item, (*w.path, k), "", True, stack=refs)
+            row.label = f"{w.item_label} {k + 1}"
+            return row
+
+        w.make_row = make_row
+        counts = []
+        if isinstance(s.get("minItems"), int) and s["minItems"] > 0:
+            counts.append(f"at least {s['minItems']}")
+        if isinstance(s.get("maxItems"), int):
+            counts.append(f"at most {s['maxItems']}")
+        if counts:
+            w.hint = "Give " + " and ".join(counts) + f" {w.item_label.lower()}s"
 
 
 def example(schema: Any, root: dict[str, Any], depth: int = 0) -> Any:

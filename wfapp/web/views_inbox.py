@@ -119,9 +119,10 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _invalid(request: HttpRequest, ask: presenter.AskView) -> HttpResponse:
+    status = 200 if ask.form.editing else 422  # a row added or removed is not an error
     if is_fragment_request(request):
-        return render(request, "wfapp/inbox.html#answer_form", {"ask": ask}, status=422)
-    return render(request, "wfapp/interrupt.html", {"ask": ask, "row": ask.row}, status=422)
+        return render(request, "wfapp/inbox.html#answer_form", {"ask": ask}, status=status)
+    return render(request, "wfapp/interrupt.html", {"ask": ask, "row": ask.row}, status=status)
 
 
 BULK_LIMIT = 200  # one request answers at most this many, so it stays short

@@ -82,7 +82,8 @@ def start(request: HttpRequest, name: str) -> HttpResponse:
         else:
             url = reverse("run", args=[run_id])
             return HttpResponseClientRedirect(url) if is_fragment_request(request) else redirect(url)
+    status = 200 if form.editing else 422  # a row added or removed is not an error
     if is_fragment_request(request):
-        return render(request, "wfapp/workflow.html#start_form", {"card": card}, status=422)
+        return render(request, "wfapp/workflow.html#start_form", {"card": card}, status=status)
     context = {"card": card, "pending_count": queries.pending_count(request.user)}
-    return render(request, "wfapp/workflow.html", context, status=422)
+    return render(request, "wfapp/workflow.html", context, status=status)
