@@ -93,8 +93,14 @@
     var card = event.detail.target;
     if (!card.classList || !card.classList.contains("inbox-item")) return;
     var form = card.querySelector("form.schema-form");
-    // No form, or this person's own answer on its way: the closed card simply replaces it.
-    if (!form || form.classList.contains("htmx-request") || !hasDraft(form)) return;
+    if (!form) return;
+    if (form.classList.contains("htmx-request")) {
+      // An answer from this page is on its way: its response replaces the card (with who
+      // answered, or why not). Swapping now would detach the form and lose that response.
+      event.detail.shouldSwap = false;
+      return;
+    }
+    if (!hasDraft(form)) return; // nothing typed: the closed card simply replaces the form
     var notice = event.detail.fragment.querySelector(".closed-status");
     if (!notice) return;
     keepDraft(card, form, notice);

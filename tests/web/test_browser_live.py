@@ -7,10 +7,11 @@ browser contexts; what one does reaches the other's open pages over the websocke
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, Route, expect, sync_playwright
 
 from tests.web.test_browser import SHOTS, Server, _chromium, item, login, open_page
 
@@ -83,7 +84,8 @@ def test_a_draft_survives_someone_else_answering(browser: Browser, server: Serve
     ):
         kept = where.locator(".inbox-item", has_text=text)
         expect(kept).to_contain_text(re.compile(r"Answered by piet at \d\d:\d\d:\d\d UTC"))
-        expect(kept).to_contain_text("your draft was not sent")
+        expect(kept.locator(".draft-note")).to_be_visible()
+        expect(kept.locator(".draft-note")).to_contain_text("your draft was not sent")
         expect(kept.get_by_label("Comment")).to_have_value(draft)
         for button in kept.get_by_role("button").all():
             expect(button).to_be_disabled()
@@ -230,4 +232,30 @@ def test_batch_review_is_started_from_the_row_editor(browser: Browser, server: S
     page.wait_for_url("**/runs/*/")
     expect(page.locator("#run-status")).to_have_text("waiting")
     expect(page.locator("#run-asks")).to_contain_text("Item ROW-2 (price 3.10) was flagged")
+    context.close()
+
+
+def test_an_answer_on_its_way_is_not_overtaken_by_the_live_update(browser: Browser, server: Server) -> None:
+    """The socket's closed card arriving before the answer's own response loses nothing."""
+    server.start_run(
+        "expense_approval", {"employee": "Lars", "amount": 400, "category": "meals", "description": "Dinner"}
+    )
+    context = login(browser, server, "olga")
+    errors: list[str] = []
+    context.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    inbox = open_page(context, "/?q=Lars")
+
+    def late(route: Route) -> None:
+        response = route.fetch()  # the answer is recorded and the doorbell rings now...
+        time.sleep(1.5)  # ...and the socket's update reaches the page before this response does
+        route.fulfill(response=response)
+
+    inbox.route("**/interrupts/*/answer/", late)
+    item(inbox, "Lars").get_by_label("Comment").fill("Fine")
+    item(inbox, "Lars").get_by_role("button", name="Approve").click()
+    expect(inbox.locator(".inbox-item.answered")).to_contain_text("Answered by olga")
+    expect(inbox.locator(".inbox-item.answered")).to_contain_text("Approved · Comment: Fine")
+    expect(inbox.locator(".inbox-item.answered .draft-note")).to_be_hidden()
+    expect(inbox.locator(".inbox-item.answered form")).to_have_count(0)
+    assert errors == []
     context.close()
