@@ -30,9 +30,12 @@
     document.querySelectorAll(".inbox-item[id^='interrupt-']:not(.answered)").forEach(function (card) {
       hello.open.push(parseInt(card.id.slice("interrupt-".length), 10));
     });
-    hello.expand = expandedNodes(null);
+    hello.open = hello.open.slice(0, 200);
+    hello.expand = expandedNodes(null).slice(0, 10);
+    var text = JSON.stringify(hello);
+    if (text.length > 4000) { hello.expand = []; hello.open = hello.open.slice(0, 100); text = JSON.stringify(hello); }
     opened.add(elt);
-    event.detail.socketWrapper.send(JSON.stringify(hello), elt);
+    event.detail.socketWrapper.send(text, elt); // the server ignores frames over 4 KB
   });
 
   // The graph's "+N more" / "Show fewer": a live page asks its socket for the graph with that
@@ -42,7 +45,8 @@
     if (!socket) return;
     event.preventDefault();
     refocus = toggle.getAttribute("data-graph-toggle");
-    socket.send(JSON.stringify({ type: "graph", expand: expandedNodes(refocus) }), document.getElementById("live"));
+    var expand = expandedNodes(refocus).slice(-10);
+    socket.send(JSON.stringify({ type: "graph", expand: expand }), document.getElementById("live"));
   }
   document.addEventListener("click", function (event) {
     var toggle = event.target.closest && event.target.closest("[data-graph-toggle]");

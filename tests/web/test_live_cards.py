@@ -55,3 +55,35 @@ async def test_a_card_the_page_shows_closes_when_withdrawn(olga: User, status: s
     other = next(r.pk for r in rows if r.pk != pk)
     assert f'id="interrupt-{other}"' not in html  # still pending: left alone
     await comm.disconnect()
+
+
+async def test_a_run_page_unfolds_a_wide_fanout_and_keeps_it_unfolded_live(olga: User) -> None:  # noqa: F811
+    from engine import Runner
+    from wfapp import services
+    from wfapp.registry import get_workflow
+    from wfapp.store import DjangoEventStore
+
+    items = [{"sku": f"S{i}", "price": i, "flagged": True} for i in range(10)]
+    run, _ = await services.create_run("batch_review", {"items": items}, user=olga)
+    await Runner(get_workflow("batch_review"), store=DjangoEventStore()).advance(run)
+    comm = await socket(f"/ws/runs/{run}/?after=0", olga)
+    assert (await comm.connect())[0]
+    await comm.send_to(text_data=json.dumps({"type": "hello", "last_seq": 0}))
+    html = await drain(comm)
+    assert "+2 more" in html and html.count('class="child ') == 8
+
+    await comm.send_to(text_data=json.dumps({"type": "graph", "expand": ["review_item"]}))
+    html = await drain(comm)
+    assert html.lstrip().startswith('<div class="graph-box" id="run-graph" hx-swap-oob="true">')
+    assert "Show fewer" in html and html.count('class="child ') == 10
+
+    # A later update re-draws the graph the way the page asked for it.
+    row = await Interrupt.objects.filter(session_id=run).order_by("pk").afirst()
+    assert row is not None
+    await services.answer_interrupt(run, row.interrupt_id, {"approve": True}, user=olga, advance=False)
+    await Runner(get_workflow("batch_review"), store=DjangoEventStore()).advance(run)
+    html = await drain(comm)
+    graphs = html.count('id="run-graph" hx-swap-oob="true"')
+    assert graphs and html.count('class="child ') == 10 * graphs
+    assert html.count("Show fewer") == graphs and "more</text>" not in html
+    await comm.disconnect()
