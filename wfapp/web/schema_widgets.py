@@ -342,12 +342,14 @@ class _Builder:
             extra = ("Choose " if w.kind == "checkboxes" else "") + " and ".join(counts)
             w.hint = "; ".join(h for h in (w.hint, extra) if h)
 
-
-    def rows(self, w: Widget, s: dict[str, Any], raw_item: Any, item: dict[str, Any], refs: tuple[str, ...]) -> None:
+    def rows(
+        self, w: Widget, s: dict[str, Any], raw_item: Any, item: dict[str, Any], refs: tuple[str, ...]
+    ) -> None:
         """An array of objects: a fieldset per item, each built like any object; rows come later."""
         w.kind = "rows"
         w.schema = {**s, "items": item}
         w.item_label = str(item.get("title") or "Item")
+
         def make_row(k: int) -> Widget:
             row = self.build(raw_item, (*w.path, k), "", True, stack=refs)
             row.label = f"{w.item_label} {k + 1}"
