@@ -8,7 +8,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from wfapp.templatetags.wfapp_time import ago
+from wfapp.templatetags.wfapp_time import ago, clock
 
 
 def test_ago() -> None:
@@ -23,3 +23,10 @@ def test_fresh_questions_and_runs_say_just_now(operator_client: Client, start_ru
     assert "just now" in operator_client.get(reverse("inbox")).content.decode()
     assert "0\xa0minutes" not in operator_client.get(reverse("runs")).content.decode()
     assert "started just now" in operator_client.get(reverse("run", args=[run])).content.decode()
+
+
+def test_clock_says_the_date_only_when_it_is_not_today() -> None:
+    now = timezone.now().replace(hour=12, minute=0, second=5, microsecond=0)
+    assert clock(now) == "12:00:05 UTC"
+    assert clock(now - timedelta(days=2)) == f"{now - timedelta(days=2):%Y-%m-%d} 12:00:05 UTC"
+    assert clock(None) == ""
