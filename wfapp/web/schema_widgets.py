@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from wfapp.web.schema_resolve import Resolved, UnresolvableSchema, resolve
+from wfapp.web.schema_words import describe, example
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING", "__bool__": lambda self: False})()
 
@@ -199,7 +200,7 @@ class _Builder:
         else:
             w.kind = "json"
         if w.kind == "json":
-            w.hint = "JSON" if not w.schema else f"JSON: {_describe(w.schema, self.root_schema)}"
+            w.hint = "JSON" if not w.schema else f"JSON: {describe(w.schema, self.root_schema)}"
             sample = example(w.schema, self.root_schema)
             if sample is not None:
                 w.attrs["placeholder"] = json.dumps(sample, ensure_ascii=False)
@@ -328,7 +329,7 @@ class _Builder:
             and (i.get("type") != "string" or "\n" not in str(i.get("pattern", "")))
         ):
             w.kind = "lines"
-            w.hint = f"One {_describe(i, self.root_schema)} per line"
+            w.hint = f"One {describe(i, self.root_schema)} per line"
         else:
             w.kind = "json"
             return
@@ -363,58 +364,6 @@ class _Builder:
             counts.append(f"at most {s['maxItems']}")
         if counts:
             w.hint = "Give " + " and ".join(counts) + f" {w.item_label.lower()}s"
-
-
-def example(schema: Any, root: dict[str, Any], depth: int = 0) -> Any:
-    """A skeleton value of `schema` to show as a placeholder (None when nothing useful)."""
-    if depth > 4 or not isinstance(schema, dict):
-        return None
-    try:
-        s = resolve(schema, root).schema
-    except UnresolvableSchema:
-        return None
-    if "default" in s:
-        return s["default"]
-    if "const" in s:
-        return s["const"]
-    if s.get("enum"):
-        return s["enum"][0]
-    kind = s.get("type")
-    if kind == "object":
-        props = s.get("properties") or {}
-        return {key: example(sub, root, depth + 1) for key, sub in props.items()} if props else None
-    if kind == "array":
-        item = example(s.get("items"), root, depth + 1)
-        return [item] if item is not None else []
-    return {"string": "", "integer": 0, "number": 0, "boolean": False}.get(str(kind))
-
-
-def _describe(schema: dict[str, Any], root: dict[str, Any], depth: int = 0) -> str:
-    """Say in words what JSON a schema wants: "a list of objects with sku (text), price (number)"."""
-    try:
-        schema = resolve(schema, root).schema
-    except UnresolvableSchema:
-        return "any JSON value"
-    kind = schema.get("type")
-    if "enum" in schema:
-        return "one of " + ", ".join(json.dumps(v) for v in schema["enum"])
-    if kind == "array":
-        items = schema.get("items")
-        if isinstance(items, dict) and items and depth < 2:
-            inner = _describe(items, root, depth + 1)
-            return "a list of " + ("objects" + inner[9:] if inner.startswith("an object") else inner)
-        return "a list"
-    if kind == "object":
-        props = schema.get("properties")
-        if isinstance(props, dict) and props and depth < 2:
-            fields = ", ".join(f"{k} ({_describe(v, root, depth + 1)})" for k, v in props.items())
-            return f"an object with {fields}"
-        return "an object"
-    if isinstance(kind, str):
-        return {"string": "text", "integer": "whole number", "boolean": "true or false"}.get(kind, kind)
-    if "oneOf" in schema or "anyOf" in schema:
-        return "one of several shapes"
-    return "any JSON value"
 
 
 def build_widgets(
