@@ -101,7 +101,7 @@ def _database(db: str, row: dict[str, Any]) -> list[str]:
             "Answer POST to the completion frame",
             answer["to_completion"],
             "< 150 ms",
-            f"after {answer['warmup']} warm-up runs" + _badge(answer),
+            f"after {answer['warmup']} warm-up run(s)" + _badge(answer),
         ),
         _row("Answer POST until its response", answer["answer_post"], "", "the answer's own request"),
     ]
