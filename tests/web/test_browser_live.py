@@ -225,6 +225,7 @@ def test_batch_review_is_started_from_the_row_editor(browser: Browser, server: S
     expect(form.locator("fieldset.row")).to_have_count(3)
     form.get_by_role("button", name="Remove item 3").click()
     expect(form.locator("fieldset.row")).to_have_count(2)
+    expect(form.get_by_role("button", name="Add item")).to_be_focused()  # the swap has settled
     expect(form.locator('[name="f.items.0.price"]')).to_have_value("12.50")
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "after-batch-start.png"), full_page=True)
