@@ -1,7 +1,8 @@
 """Doorbells: after a commit, tell listeners *that* a session changed, never *what* changed.
 
-Every message is ``{"type": "wfapp.doorbell", "session_id": ..., "seq": ...}`` (a consumer
-handles it in ``wfapp_doorbell``) and goes to these groups:
+Every message is ``{"type": "wfapp.doorbell", "session_id": ..., "seq": ..., "ring": ...}``
+(a consumer handles it in ``wfapp_doorbell``; ``ring`` is the same in every group one ring
+reaches) and goes to these groups:
 
 - ``session_group(session_id)`` (``wfapp.session.<id>``): after every commit to that run;
 - ``RUNS_GROUP`` (``wfapp.runs``): when a run is created or its status changes;
@@ -13,8 +14,10 @@ Listeners read what they missed from the database, so a lost doorbell loses noth
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import re
+import uuid
 
 from channels.layers import get_channel_layer
 
@@ -24,6 +27,8 @@ DOORBELL_TYPE = "wfapp.doorbell"
 INBOX_GROUP = "wfapp.inbox"
 RUNS_GROUP = "wfapp.runs"
 _GROUP_SAFE = re.compile(r"^[A-Za-z0-9_.-]{1,60}$")
+_PROCESS = uuid.uuid4().hex[:8]
+_RINGS = itertools.count(1)
 
 
 def session_group(session_id: str) -> str:
@@ -38,7 +43,13 @@ async def ring(session_id: str, seq: int, *, runs: bool = False, inbox: bool = F
     layer = get_channel_layer()
     if layer is None:
         return
-    message = {"type": DOORBELL_TYPE, "session_id": session_id, "seq": seq}
+    # One id for every group this ring reaches: a listener in several groups acts on it once.
+    message = {
+        "type": DOORBELL_TYPE,
+        "session_id": session_id,
+        "seq": seq,
+        "ring": f"{_PROCESS}-{next(_RINGS)}",
+    }
     groups = [session_group(session_id)]
     if runs:
         groups.append(RUNS_GROUP)

@@ -252,3 +252,19 @@ async def test_inbox_total_follows_answers_live(olga: User) -> None:
     assert 'id="inbox-total" hx-swap-oob="true">1 pending matching</p>' in html
     assert "Rejected · Comment: no receipt" in html
     await comm.disconnect()
+
+
+async def test_a_run_page_in_two_groups_acts_on_each_doorbell_once(olga: User) -> None:
+    run = await start()
+    comm = await socket(f"/ws/runs/{run}/?after=0", olga)
+    assert (await comm.connect())[0]
+    await comm.send_to(text_data=json.dumps({"type": "hello", "last_seq": 0}))
+    await drain(comm)
+    # An answer rings the run's group and the inbox's: the page hears it twice, acts once.
+    await services.answer_interrupt(run, "manager-approval", {"approved": True}, user=olga, advance=False)
+    frames = []
+    while not await comm.receive_nothing(timeout=0.3):
+        frames.append(await comm.receive_from())
+    assert sum('id="inbox-count"' in frame for frame in frames) == 1
+    assert "Answered by olga" in "".join(frames)
+    await comm.disconnect()

@@ -44,7 +44,8 @@ async def test_doorbells_carry_only_the_session_and_seq(transactional_db: None, 
     inbox = await _listen(layer, INBOX_GROUP)
     store = DjangoEventStore()
     await store.create_session("bell", "wf", {"secret": "never sent"})
-    assert await _next(layer, runs) == {"type": DOORBELL_TYPE, "session_id": "bell", "seq": 0}
+    created = await _next(layer, runs)
+    assert _bell("bell", 0) == created | {"ring": None}
 
     run = await _listen(layer, session_group("bell"))
     ask = Interrupt(id="ok", node_path="wf@1/ask@1", message="confidential")
@@ -53,16 +54,21 @@ async def test_doorbells_carry_only_the_session_and_seq(transactional_db: None, 
         stamp("bell", 1, [{"kind": "interrupt", "node_path": ask.node_path, "interrupt": ask}]),
         expected_seq=0,
     )
-    assert await _next(layer, run) == {"type": DOORBELL_TYPE, "session_id": "bell", "seq": 1}
-    assert await _next(layer, inbox) == {"type": DOORBELL_TYPE, "session_id": "bell", "seq": 1}
+    to_run, to_inbox = await _next(layer, run), await _next(layer, inbox)
+    assert to_run == to_inbox  # one ring: the same id in every group it reaches
+    assert _bell("bell", 1) == to_run | {"ring": None} and to_run["ring"] != created["ring"]
 
     await store.append("bell", stamp("bell", 2, [{"kind": "status", "status": "waiting"}]), expected_seq=1)
-    assert await _next(layer, run) == {"type": DOORBELL_TYPE, "session_id": "bell", "seq": 2}
+    assert _bell("bell", 2) == (await _next(layer, run)) | {"ring": None}
     # The runs list hears status changes; this append changed no interrupt, so the inbox heard nothing.
-    assert await _next(layer, runs) == {"type": DOORBELL_TYPE, "session_id": "bell", "seq": 2}
+    assert _bell("bell", 2) == (await _next(layer, runs)) | {"ring": None}
     with pytest.raises(TimeoutError):
         async with asyncio.timeout(0.3):
             await layer.receive(inbox)
+
+
+def _bell(session_id: str, seq: int) -> dict[str, Any]:
+    return {"type": DOORBELL_TYPE, "session_id": session_id, "seq": seq, "ring": None}
 
 
 def test_group_names_are_valid_for_any_session_id() -> None:
@@ -86,7 +92,7 @@ async def test_the_server_rings_for_commits_made_by_other_processes(
     await sync_to_async(other.create_session_sync)("cli-run", "wf", None)
     await sync_to_async(other.append_sync)("cli-run", stamp("cli-run", 1, [{"kind": "started"}]), 0)
     await serving.ring_changes()
-    assert await _next(layer, runs) == {"type": DOORBELL_TYPE, "session_id": "cli-run", "seq": 1}
+    assert _bell("cli-run", 1) == (await _next(layer, runs)) | {"ring": None}
     await serving.ring_changes()  # nothing new: no second ring
     with pytest.raises(TimeoutError):
         async with asyncio.timeout(0.3):

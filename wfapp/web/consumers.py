@@ -8,6 +8,7 @@ carry no content; a consumer handles one message at a time, so fragments go out 
 from __future__ import annotations
 
 import json
+from collections import deque
 from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs
@@ -50,6 +51,7 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
             await self.close()
             return
         self.user = user
+        self.heard: deque[Any] = deque(maxlen=16)  # the last doorbells acted on
         self.joined = self.groups_for()
         for group in self.joined:
             await self.channel_layer.group_add(group, self.channel_name)
@@ -78,6 +80,10 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
         await self.push(await database_sync_to_async(presenter.badge_fragment)(self.user))
 
     async def wfapp_doorbell(self, event: dict[str, Any]) -> None:
+        ring = event.get("ring")
+        if ring is not None and ring in self.heard:
+            return  # the same ring through another of this page's groups
+        self.heard.append(ring)
         await self.ring(str(event.get("session_id", "")), _int(event.get("seq")))
 
     async def ring(self, session_id: str, seq: int) -> None:
