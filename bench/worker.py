@@ -67,6 +67,8 @@ def main() -> int:
     try:
         mod = importlib.import_module(f"bench.workloads.{a.engine}")
         result["versions"] = versions(mod.PACKAGES)
+        if hasattr(mod, "prepare"):
+            mod.prepare(a.store)  # what a store needs once per process, outside the RSS baseline
         baseline = reset_peak_rss()
         result["samples"] = asyncio.run(measure(mod, a.workload, size, a.store, a.runs, a.warmup))
         result["rss_baseline_kb"] = baseline

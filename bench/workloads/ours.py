@@ -127,20 +127,35 @@ async def make_store(kind: str, workdir: str, tag: str) -> Any:
     if kind == "memory":
         return InMemoryEventStore()
     if kind in ("django-sqlite", "django-postgres"):
-        await asyncio.to_thread(setup_django, kind, workdir)  # Django's setup is synchronous
+        await asyncio.to_thread(setup_django, kind)  # Django's setup is synchronous
         from wfapp.store import DjangoEventStore
 
         return DjangoEventStore(own_thread=True)  # as the runtime's workers use it
     raise ValueError(f"unknown store {kind!r} for our engine")
 
 
-@functools.cache
-def setup_django(kind: str, workdir: str) -> None:
-    """Configure Django once per process on a fresh database, and create its tables."""
-    import os
+def prepare(store: str) -> None:
+    """Before the worker takes its memory baseline: Django set up, so RSS counts the runs only."""
+    if store.startswith("django-"):
+        setup_django(store)
 
+
+@functools.cache
+def setup_django(kind: str, data_dir: str | None = None) -> None:
+    """Configure Django once per process on a fresh database, and create its tables.
+
+    The SQLite file goes to ``data_dir``, or to a temporary folder removed at exit.
+    """
+    import atexit
+    import os
+    import shutil
+    import tempfile
+
+    if data_dir is None:
+        data_dir = tempfile.mkdtemp(prefix="wfbench-django-")
+        atexit.register(shutil.rmtree, data_dir, True)
     os.environ["DJANGO_SETTINGS_MODULE"] = "wfapp.settings.embedded"
-    os.environ["WFAPP_DATA_DIR"] = workdir
+    os.environ["WFAPP_DATA_DIR"] = data_dir
     os.environ.pop("REDIS_URL", None)
     if kind == "django-sqlite":
         os.environ.pop("DATABASE_URL", None)
@@ -162,13 +177,11 @@ def setup_django(kind: str, workdir: str) -> None:
         connection.close()
         settings.DATABASES["default"]["NAME"] = bench_name
         connection.settings_dict["NAME"] = bench_name
-        import atexit
-
         atexit.register(_drop_database, name, bench_name)
     call_command("migrate", verbosity=0)
     from django.db import connections
 
-    connections.close_all()  # this setup thread's connection: the database must be droppable
+    connections.close_all()  # this thread's connection: the database must be droppable
 
 
 def _drop_database(name: str, bench_name: str) -> None:
