@@ -7,6 +7,7 @@ tests need Chromium: they fail, never skip, when it is missing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -113,9 +114,12 @@ class Server:
         return dict(json.loads(out))
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    live = Server(tmp_path_factory.mktemp("browser"))
+@contextlib.contextmanager
+def serving(data_dir: Path, extra_workflows: str = "") -> Iterator[Server]:
+    """A serving subprocess on its own data folder, with test workflows next to the demos."""
+    live = Server(data_dir)
+    if extra_workflows:
+        live.env["WFAPP_EXTRA_WORKFLOWS"] = extra_workflows
     try:
         live.start()
         yield live
@@ -123,12 +127,27 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         live.stop()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
+@contextlib.contextmanager
+def launched_chromium() -> Iterator[Browser]:
+    """Debian's Chromium under Playwright (never a downloaded browser)."""
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=_chromium())
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with serving(tmp_path_factory.mktemp("browser")) as live:
+        yield live
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with launched_chromium() as launched:
         yield launched
-        launched.close()
 
 
 def login(browser: Browser, server: Server, username: str, scheme: str = "light") -> BrowserContext:

@@ -11,28 +11,21 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Route, expect, sync_playwright
+from playwright.sync_api import Browser, Route, expect
 
-from tests.web.test_browser import SHOTS, Server, _chromium, item, login, open_page
+from tests.web.test_browser import SHOTS, Server, item, launched_chromium, login, open_page, serving
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    live = Server(tmp_path_factory.mktemp("browser-live"))
-    live.env["WFAPP_EXTRA_WORKFLOWS"] = "tests.web.flows:wide_fanout"
-    try:
-        live.start()
+    with serving(tmp_path_factory.mktemp("browser-live"), "tests.web.flows:wide_fanout") as live:
         yield live
-    finally:
-        live.stop()
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=_chromium())
+    with launched_chromium() as launched:
         yield launched
-        launched.close()
 
 
 def test_run_page_cards_close_live_when_answered_elsewhere_and_cancelled(

@@ -10,28 +10,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, expect
 
-from tests.web.test_browser import Server, _chromium, login, open_page
+from tests.web.test_browser import Server, launched_chromium, login, open_page, serving
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    live = Server(tmp_path_factory.mktemp("browser-runs"))
-    live.env["WFAPP_EXTRA_WORKFLOWS"] = "tests.web.flows:locked_ledger"
-    try:
-        live.start()
+    with serving(tmp_path_factory.mktemp("browser-runs"), "tests.web.flows:locked_ledger") as live:
         yield live
-    finally:
-        live.stop()
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=_chromium())
+    with launched_chromium() as launched:
         yield launched
-        launched.close()
 
 
 def test_a_failed_run_is_retried_from_its_page(browser: Browser, server: Server, tmp_path: Path) -> None:
