@@ -250,9 +250,8 @@ class DjangoEventStore:
             cursor.execute(sql.update_session(tuple(updates), batch.lease is not None), params)
             if cursor.rowcount != 1:
                 raise self._refusal(session_id, expected_seq)
-            for start in range(0, len(events), store_sql.INSERT_ROWS):
-                chunk = events[start : start + store_sql.INSERT_ROWS]
-                cursor.execute(sql.insert_events(len(chunk)), store_sql.event_params(session_id, chunk))
+            for statement, rows in sql.inserts(session_id, events):
+                cursor.execute(statement, rows)
             if batch.project:
                 inbox_changed, clear = self._project_interrupts(session_id, events, status, batch.known_clear)
             else:

@@ -25,7 +25,7 @@ from django.conf import settings
 
 from engine import Event
 
-from .store_sql import INSERT_ROWS, AppendSQL, event_params, touch_times
+from .store_sql import AppendSQL, touch_times
 
 CHECKPOINT_EVERY = 1000  # inline commits between WAL checkpoints (about as often as SQLite's own)
 
@@ -77,9 +77,8 @@ class InlineSQLite:
             if conn.execute(self.sql.update_session((), lease is not None), params).rowcount != 1:
                 conn.execute("ROLLBACK")
                 return False  # refused: the store's path says why
-            for start in range(0, len(events), INSERT_ROWS):
-                chunk = events[start : start + INSERT_ROWS]
-                conn.execute(self.sql.insert_events(len(chunk)), event_params(session_id, chunk))
+            for statement, rows in self.sql.inserts(session_id, events):
+                conn.execute(statement, rows)
             conn.execute("COMMIT")
         except sqlite3.Error:
             if conn.in_transaction:

@@ -8,7 +8,7 @@ ORM: building the ORM's queries cost several times SQLite's own work for these t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -81,6 +81,12 @@ class AppendSQL:
             sql = f"UPDATE {q(Session._meta.db_table)} SET {sets} WHERE {where}"
             self._updates[key] = sql
         return sql
+
+    def inserts(self, session_id: str, events: Sequence[Event]) -> Iterator[tuple[str, list[Any]]]:
+        """The INSERT statements of a batch and their parameters, ``INSERT_ROWS`` events at most each."""
+        for start in range(0, len(events), INSERT_ROWS):
+            chunk = events[start : start + INSERT_ROWS]
+            yield self.insert_events(len(chunk)), event_params(session_id, chunk)
 
     def insert_events(self, count: int) -> str:
         """INSERT ``count`` event rows (at most ``INSERT_ROWS``); parameters from ``event_params``."""
