@@ -55,8 +55,8 @@ class PayloadTooLargeError(BadRequest):
         super().__init__(f"{what} is {size} bytes; the limit is {limit} bytes")
 
 
-class NotAllowedError(BadRequest):
-    """The user lacks the permission the action needs."""
+class NotPermitted(BadRequest):
+    """The user lacks the permission the action needs (``wfapp.permissions``); nothing was written."""
 
 
 class RunStateError(BadRequest):

@@ -46,6 +46,12 @@ class Session(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        # Checked by wfapp.permissions (answering is Interrupt's answer_interrupt).
+        permissions = [
+            ("start_run", "Can start runs"),
+            ("cancel_run", "Can cancel runs"),
+            ("retry_run", "Can retry failed runs"),
+        ]
         indexes = [
             models.Index(fields=["status", "-updated_at"], name="wfapp_session_status"),
             models.Index(fields=["-created_at"], name="wfapp_session_created"),
@@ -141,6 +147,9 @@ class AttemptOutcome(models.TextChoices):
     ALREADY_ANSWERED = "already_answered"
     INVALID = "invalid"
     REFUSED = "refused"  # the run no longer accepts answers
+    FORBIDDEN = "forbidden"  # the user may not answer (no wfapp.answer_interrupt)
+    TOO_LARGE = "too_large"  # the request was over WFAPP_MAX_ANSWER_BYTES (its value is not kept)
+    BUSY = "busy"  # the run kept moving while the answer was checked; nothing was recorded
 
 
 class AnswerAttempt(models.Model):

@@ -2,6 +2,9 @@
 
 Each action checks everything first and raises a ``ValueError`` subclass (from
 ``wfapp.errors`` or ``engine.errors``) without writing anything when the request is bad.
+Given a ``user``, each action enforces that user's permission (``wfapp.permissions``) and
+raises ``NotPermitted``; ``user=None`` is the trusted system (the CLI without ``--user``),
+except for answers, which always need a user who may answer.
 Execution happens in the background in the process's runtime (``wfapp.runtime``); the
 actions return as soon as their own commit is done.
 """
@@ -23,33 +26,21 @@ from engine.errors import (
     InterruptAlreadyAnswered,
     InvalidAnswerError,
     SessionStateError,
+    UnknownInterruptError,
 )
 
-from . import doorbell, runtime
+from . import audit, doorbell, runtime
 from . import lease as leases
-from .errors import InputValidationError, NotAllowedError, RunStateError, UnknownRunError
+from .audit import actor_name
+from .errors import InputValidationError, RunStateError, UnknownRunError
 from .inputs import schema_errors
 from .lease import Lease
-from .models import AnswerAttempt, AttemptOutcome, Interrupt, InterruptStatus, RunStatus, Session
+from .models import AttemptOutcome, RunStatus, Session
+from .permissions import can_answer, can_cancel, can_retry, check_start, require
 from .registry import get_workflow
 from .store import DjangoEventStore
 
-ANSWER_PERMISSION = "wfapp.answer_interrupt"
 _CONFLICT_RETRIES = 20
-
-
-def actor_name(user: Any) -> str | None:
-    """How events and audit records name ``user`` (None for no user)."""
-    if user is None or not getattr(user, "is_authenticated", False):
-        return None
-    return str(user.get_username())
-
-
-def can_answer(user: Any) -> bool:
-    """Whether ``user`` may answer interrupts (synchronous: it may query permissions)."""
-    return bool(
-        user is not None and getattr(user, "is_authenticated", False) and user.has_perm(ANSWER_PERMISSION)
-    )
 
 
 def _session(session_id: str) -> Session:
@@ -57,6 +48,19 @@ def _session(session_id: str) -> Session:
         return Session.objects.get(pk=session_id)
     except Session.DoesNotExist:
         raise UnknownRunError(session_id) from None
+
+
+def _permitted_session(session_id: str, user: Any, allowed: Any, action: str) -> Session:
+    """The run, once ``user`` (unless None, the trusted system) passes ``allowed(user, session)``."""
+    session = _session(session_id)
+    if user is not None:
+        require(allowed(user, session), user, action)
+    return session
+
+
+def _check_start(user: Any, workflow: str) -> None:
+    if user is not None:  # None: the trusted system
+        check_start(user, workflow)
 
 
 # -- start ------------------------------------------------------------------------------------
@@ -81,8 +85,13 @@ def _create(workflow: str, node_input: Any, user: Any, owner: str | None, sessio
 async def create_run(
     workflow: str, node_input: Any, *, user: Any = None, owner: str | None = None
 ) -> tuple[str, Lease | None]:
-    """Validate the input and record a new run; with ``owner``, hold its lease for that owner."""
+    """Validate the input and record a new run; with ``owner``, hold its lease for that owner.
+
+    Raises ``UnknownWorkflowError``, ``NotPermitted`` (``user`` may not start it) or
+    ``InputValidationError``.
+    """
     wf = get_workflow(workflow)
+    await sync_to_async(_check_start)(user, wf.name)
     errors = schema_errors(wf.input_schema, node_input)
     if errors:
         raise InputValidationError(workflow, errors)
@@ -102,44 +111,40 @@ async def start_run(workflow: str, node_input: Any, *, user: Any = None) -> str:
 # -- answer -----------------------------------------------------------------------------------
 
 
-def _attempt(
-    session_id: str, interrupt_id: str, actor: str | None, value: Any, outcome: str, detail: str
+async def _refused(
+    session_id: str, interrupt_id: str, user: Any, value: Any, outcome: AttemptOutcome, detail: str
 ) -> None:
-    AnswerAttempt.objects.create(
-        session_id=session_id,
-        interrupt_id=interrupt_id,
-        actor=actor or "",
-        value=value,
-        outcome=outcome,
-        detail=detail,
-    )
+    await sync_to_async(audit.record)(session_id, interrupt_id, user, value, outcome, detail)
 
 
-def _first_answer(session_id: str, interrupt_id: str) -> tuple[str | None, Any]:
-    row = (
-        Interrupt.objects.filter(
-            session_id=session_id, interrupt_id=interrupt_id, status=InterruptStatus.ANSWERED
-        )
-        .order_by("-request_seq")
-        .values("answered_by", "answered_at")
-        .first()
-    )
-    return (row["answered_by"], row["answered_at"]) if row else (None, None)
+async def _already_answered(
+    session_id: str, interrupt_id: str, user: Any, value: Any, refused: Exception
+) -> InterruptAlreadyAnswered | None:
+    """The error naming who answered first and when, if someone did (the attempt recorded)."""
+    first = await sync_to_async(audit.winner)(session_id, interrupt_id)
+    by, at = first if first is not None else (None, None)
+    if isinstance(refused, InterruptAlreadyAnswered):
+        by, at = by or refused.answered_by, at or refused.answered_at
+    elif first is None:
+        return None
+    await _refused(session_id, interrupt_id, user, value, AttemptOutcome.ALREADY_ANSWERED, str(refused))
+    return InterruptAlreadyAnswered(interrupt_id, by, at)
 
 
-def _answer_target(session_id: str, interrupt_id: str, user: Any) -> tuple[Session, str | None, str | None]:
-    """The run, the actor, and the inbox status of the interrupt's latest request (None if never asked)."""
+def _answerable_session(session_id: str, interrupt_id: str, user: Any, value: Any) -> Session:
+    """The run, once ``user`` may answer (a refusal on a known question is recorded)."""
     if not can_answer(user):
-        raise NotAllowedError(f"{actor_name(user) or 'An anonymous user'} may not answer interrupts")
-    session = _session(session_id)
-    status = (
-        Interrupt.objects.filter(session_id=session_id, interrupt_id=interrupt_id)
-        .exclude(status=InterruptStatus.SUPERSEDED)
-        .order_by("-request_seq")
-        .values_list("status", flat=True)
-        .first()
-    )
-    return session, actor_name(user), status
+        who = actor_name(user) or "An anonymous user"
+        audit.record(
+            session_id,
+            interrupt_id,
+            user,
+            value,
+            AttemptOutcome.FORBIDDEN,
+            f"{who} may not answer interrupts",
+        )
+        require(False, user, "answer interrupts")
+    return _session(session_id)
 
 
 async def answer_interrupt(
@@ -147,42 +152,36 @@ async def answer_interrupt(
 ) -> None:
     """Record an answer (first answer wins), then advance the run in the background.
 
-    Raises ``NotAllowedError``, ``UnknownRunError``, ``engine.errors.UnknownInterruptError``,
+    Raises ``NotPermitted``, ``UnknownRunError``, ``engine.errors.UnknownInterruptError``,
     ``InvalidAnswerError`` (``.field_errors``), ``InterruptAlreadyAnswered`` (``.answered_by``,
-    ``.answered_at``: who answered first, and when) or ``SessionStateError``; refused
-    attempts on a known interrupt are recorded in ``AnswerAttempt``.
+    ``.answered_at``: who answered first, and when), ``SessionStateError`` or ``RunStateError``
+    (too busy); every refused attempt on a known interrupt is recorded in ``AnswerAttempt``.
+
+    Whether someone else answered first is decided from the inbox read after the engine
+    refused: a loser that finds the run already completed, or the question no longer pending,
+    still learns who won and when.
     """
-    session, actor, status = await sync_to_async(_answer_target)(session_id, interrupt_id, user)
+    session = await sync_to_async(_answerable_session)(session_id, interrupt_id, user, value)
     runner = Runner(get_workflow(session.workflow), store=DjangoEventStore())
     for _ in range(_CONFLICT_RETRIES):
         try:
-            if status == InterruptStatus.ANSWERED:
-                # Say who was first even when the run has ended since (the engine would only say "completed").
-                raise InterruptAlreadyAnswered(interrupt_id)
-            await runner.answer(session_id, {interrupt_id: value}, actor=actor)
+            await runner.answer(session_id, {interrupt_id: value}, actor=actor_name(user))
             break
         except ConcurrencyError:
             continue  # a worker appended meanwhile: validate against the newer log and try again
-        except InterruptAlreadyAnswered as refused:
-            by, at = await sync_to_async(_first_answer)(session_id, interrupt_id)
-            await sync_to_async(_attempt)(
-                session_id, interrupt_id, actor, value, AttemptOutcome.ALREADY_ANSWERED, str(refused)
-            )
-            raise InterruptAlreadyAnswered(
-                interrupt_id, by or refused.answered_by, at or refused.answered_at
-            ) from None
-        except InvalidAnswerError as invalid:
-            await sync_to_async(_attempt)(
-                session_id, interrupt_id, actor, value, AttemptOutcome.INVALID, str(invalid)
-            )
+        except (InterruptAlreadyAnswered, SessionStateError, UnknownInterruptError) as refused:
+            first = await _already_answered(session_id, interrupt_id, user, value, refused)
+            if first is not None:
+                raise first from None
+            await _refused(session_id, interrupt_id, user, value, AttemptOutcome.REFUSED, str(refused))
             raise
-        except SessionStateError as refused:
-            await sync_to_async(_attempt)(
-                session_id, interrupt_id, actor, value, AttemptOutcome.REFUSED, str(refused)
-            )
+        except InvalidAnswerError as invalid:
+            await _refused(session_id, interrupt_id, user, value, AttemptOutcome.INVALID, str(invalid))
             raise
     else:
-        raise RunStateError(f"Run {session_id!r} is too busy to take the answer; try again")
+        busy = f"Run {session_id!r} is too busy to take the answer; try again"
+        await _refused(session_id, interrupt_id, user, value, AttemptOutcome.BUSY, busy)
+        raise RunStateError(busy)
     if advance:
         runtime.current().kick(session_id)
 
@@ -192,7 +191,7 @@ async def answer_interrupt(
 
 async def cancel_run(session_id: str, *, user: Any = None) -> None:
     """Cancel a run for good; a worker executing it elsewhere is fenced off by a new lease."""
-    session = await sync_to_async(_session)(session_id)
+    session = await sync_to_async(_permitted_session)(session_id, user, can_cancel, "cancel runs")
     if session.status in (RunStatus.COMPLETED, RunStatus.CANCELLED):
         raise RunStateError(f"Run {session_id!r} is {session.status}; it cannot be cancelled")
     actor = actor_name(user)
@@ -218,14 +217,14 @@ async def cancel_run(session_id: str, *, user: Any = None) -> None:
         await sync_to_async(leases.drop)(lease)
 
 
-async def check_retry(session_id: str) -> None:
-    """Raise unless the run exists and has failed."""
-    session = await sync_to_async(_session)(session_id)
+async def check_retry(session_id: str, *, user: Any = None) -> None:
+    """Raise unless the run exists, has failed and ``user`` (unless None) may retry it."""
+    session = await sync_to_async(_permitted_session)(session_id, user, can_retry, "retry runs")
     if session.status != RunStatus.FAILED:
         raise RunStateError(f"Run {session_id!r} is {session.status}; only a failed run can be retried")
 
 
 async def retry_run(session_id: str, *, user: Any = None) -> None:
     """Run the failed nodes of a failed run again, in the background."""
-    await check_retry(session_id)
+    await check_retry(session_id, user=user)
     runtime.current().kick(session_id, retry=True)

@@ -16,14 +16,15 @@ from wfapp.models import Interrupt, InterruptStatus
 from wfapp.registry import get_workflow
 from wfapp.store import DjangoEventStore
 
+OPERATOR_PERMISSIONS = ["answer_interrupt", "start_run", "cancel_run", "retry_run"]
 BIG_EXPENSE = {"employee": "Ann", "amount": 1500, "category": "travel", "description": "Flights to Oslo"}
 
 
 def make_user(username: str, *, may_answer: bool) -> User:
     user = User.objects.create_user(username=username, password="pw-" + username)
-    if may_answer:
+    if may_answer:  # an operator: answers, starts, cancels and retries
         user.user_permissions.add(
-            Permission.objects.get(codename="answer_interrupt", content_type__app_label="wfapp")
+            *Permission.objects.filter(codename__in=OPERATOR_PERMISSIONS, content_type__app_label="wfapp")
         )
     return User.objects.get(pk=user.pk)
 

@@ -75,7 +75,12 @@ class Server:
         self.manage("migrate", "-v0")
         script = "from django.contrib.auth.models import User, Permission\n" + "".join(
             f"u = User.objects.create_user({name!r}, password='pw-{name}')\n"
-            + ("u.user_permissions.add(Permission.objects.get(codename='answer_interrupt'))\n" if may else "")
+            + (
+                "u.user_permissions.add(*Permission.objects.filter(codename__in="
+                "['answer_interrupt', 'start_run', 'cancel_run', 'retry_run']))\n"
+                if may
+                else ""
+            )
             for name, may in USERS.items()
         )
         self.manage("shell", "-c", script)

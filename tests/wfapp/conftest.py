@@ -13,6 +13,8 @@ from wfapp import runtime
 from wfapp.runtime import Runtime
 from wfapp.store import close_connections
 
+OPERATOR_PERMISSIONS = ["answer_interrupt", "start_run", "cancel_run", "retry_run"]
+
 
 @pytest.fixture(autouse=True)
 async def _close_thread_connections() -> AsyncIterator[None]:
@@ -48,9 +50,9 @@ async def engine_runtime(transactional_db: None, workflows: None) -> AsyncIterat
 
 def _user(username: str, *, may_answer: bool) -> User:
     user = User.objects.create_user(username=username, password="pw-" + username)
-    if may_answer:
+    if may_answer:  # an operator: answers, starts, cancels and retries
         user.user_permissions.add(
-            Permission.objects.get(codename="answer_interrupt", content_type__app_label="wfapp")
+            *Permission.objects.filter(codename__in=OPERATOR_PERMISSIONS, content_type__app_label="wfapp")
         )
     return User.objects.get(pk=user.pk)  # fresh: no stale permission cache
 

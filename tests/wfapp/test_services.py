@@ -13,7 +13,7 @@ from tests.wfapp.helpers import settled
 from wfapp import services
 from wfapp.errors import (
     InputValidationError,
-    NotAllowedError,
+    NotPermitted,
     RunStateError,
     UnknownRunError,
     UnknownWorkflowError,
@@ -136,11 +136,13 @@ async def test_answer_refusals_for_unknown_targets_and_users(
         await services.answer_interrupt("nope", "ok", {"approved": True}, user=alice)
     with pytest.raises(UnknownInterruptError):
         await services.answer_interrupt(session_id, "nope", {"approved": True}, user=alice)
-    with pytest.raises(NotAllowedError):
+    with pytest.raises(NotPermitted):
         await services.answer_interrupt(session_id, "ok", {"approved": True}, user=mallory)
-    with pytest.raises(NotAllowedError):
+    with pytest.raises(NotPermitted):
         await services.answer_interrupt(session_id, "ok", {"approved": True}, user=None)
-    assert await _counts() == before
+    assert (await _counts())[:3] == before[:3]  # nothing written but the audit of the refusals
+    refusals = [(a.actor, a.outcome) async for a in AnswerAttempt.objects.filter(session_id=session_id)]
+    assert refusals == [("mallory", "forbidden"), ("", "forbidden")]  # unknown targets are not audited
 
 
 async def test_cancel_withdraws_pending_interrupts(engine_runtime: Runtime, alice: User) -> None:

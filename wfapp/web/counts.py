@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable
 
-from wfapp.services import can_answer
+from wfapp.permissions import can_answer
 from wfapp.web import queries
 
 TTL = 2.0

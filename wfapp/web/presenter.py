@@ -15,9 +15,10 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
+from wfapp import permissions
 from wfapp.models import Interrupt, InterruptStatus, RunStatus, Session
+from wfapp.permissions import can_answer
 from wfapp.registry import all_workflows
-from wfapp.services import can_answer
 from wfapp.web import counts, queries
 from wfapp.web.graph_svg import render_graph
 from wfapp.web.readable import Row, answer_summary, pretty, rows
@@ -146,8 +147,8 @@ def graph_fragment(session_id: str, expanded: frozenset[str]) -> str:
     return render_to_string("wfapp/run.html#graph", context)
 
 
-def result_context(session: Session) -> dict[str, Any]:
-    """The run's status-dependent parts: actions, state, output, input."""
+def result_context(session: Session, user: Any) -> dict[str, Any]:
+    """The run's status-dependent parts: actions (those `user` may take), state, output, input."""
     state = fold_state(queries.state_deltas(session.pk))
     return {
         "run": session,
@@ -156,8 +157,9 @@ def result_context(session: Session) -> dict[str, Any]:
         "output_text": pretty(session.output),
         "output_rows": rows(session.output, "Result"),
         "input_text": pretty(session.input),
-        "can_cancel": session.status in (RunStatus.RUNNING, RunStatus.WAITING, RunStatus.FAILED),
-        "can_retry": session.status == RunStatus.FAILED,
+        "can_cancel": session.status in (RunStatus.RUNNING, RunStatus.WAITING, RunStatus.FAILED)
+        and permissions.can_cancel(user, session),
+        "can_retry": session.status == RunStatus.FAILED and permissions.can_retry(user, session),
     }
 
 
@@ -167,7 +169,7 @@ def run_context(session: Session, user: Any, expanded: frozenset[str] = frozense
     older = latest[0]["seq"] if latest and latest[0]["seq"] > 1 else None
     last_seq = latest[-1]["seq"] if latest else 0
     return {
-        **result_context(session),
+        **result_context(session, user),
         "graph": run_graph(session, expanded),
         "asks": ask_views(queries.pending_for_run(user, session.pk, last_seq), allow_bulk=False),
         "entries": entries(latest),
@@ -235,7 +237,7 @@ def run_update(
         context["closed_asks"] = closed_views(closed)
         update.closed = {row.pk for row in closed}
     if kinds & {"status", "state", "output", "completed"}:
-        context.update(result_context(session))
+        context.update(result_context(session, user))
         context["result_changed"] = True
     update.html = render_to_string("wfapp/live.html#run_update", context)
     return update

@@ -16,7 +16,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 
 from wfapp.models import Event, Interrupt, InterruptStatus, RunStatus, Session
-from wfapp.services import can_answer
+from wfapp.permissions import can_answer
 
 INBOX_PAGE = 25
 RUNS_PAGE = 50

@@ -9,6 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap, retarget
 
@@ -18,9 +19,10 @@ from engine.errors import (
     SessionStateError,
     UnknownInterruptError,
 )
-from wfapp import services
-from wfapp.errors import NotAllowedError, RunStateError, UnknownRunError
-from wfapp.models import Interrupt, InterruptStatus
+from wfapp import audit, services
+from wfapp.errors import NotPermitted, RunStateError, UnknownRunError
+from wfapp.models import AttemptOutcome, Interrupt, InterruptStatus
+from wfapp.permissions import can_answer
 from wfapp.web import presenter, queries
 from wfapp.web.http import is_fragment_request, notice, page_or_fragment, too_large, too_large_message
 from wfapp.web.schema_form import bulk_decision
@@ -49,7 +51,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
         "pending_count": queries.pending_count(request.user) if filtered else page.count,
         "watermark": watermark,
         "rendered_at": timezone.now().isoformat(),
-        "can_answer": services.can_answer(request.user),
+        "can_answer": can_answer(request.user),
         "more": bool(request.GET.get("after")),
         "swap_socket": is_fragment_request(request) and not request.GET.get("after"),
     }
@@ -80,19 +82,27 @@ def _answered_elsewhere(row: Interrupt, refused: InterruptAlreadyAnswered) -> st
 def answer(request: HttpRequest, pk: int) -> HttpResponse:
     row = queries.visible_interrupt(request.user, pk)
     if row is None:
+        fields = None if too_large(request) else audit.submitted(request.POST)
+        audit.record_forbidden([pk], request.user, fields)  # a question you may not answer stays 404
         raise Http404("No such interrupt")
     target = f"#interrupt-{pk}"
     if too_large(request):
+        message = too_large_message(request, "answer")
+        audit.record_row(row, request.user, None, AttemptOutcome.TOO_LARGE, message)
         # Keep the form (and what was typed): the message goes on top of it.
         return notice(
             request,
-            too_large_message(request, "answer"),
+            message,
             status=413,
             target=f"#answer-{target[1:]}",
             swap="afterbegin",
         )
     ask = presenter.ask_view(row, data=request.POST)
     if not ask.form.is_valid():
+        if not ask.form.editing:  # adding or removing a row is not an answer
+            audit.record_row(
+                row, request.user, audit.submitted(request.POST), AttemptOutcome.INVALID, _errors(ask)
+            )
         return _invalid(request, ask)
     try:
         async_to_sync(services.answer_interrupt)(
@@ -109,13 +119,27 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
     except (SessionStateError, RunStateError, UnknownInterruptError):
         message = "This question is no longer open: the run has moved on. Your answer was not recorded."
         return notice(request, message, status=409, kind="conflict", target=target)
-    except (NotAllowedError, UnknownRunError):
+    except (NotPermitted, UnknownRunError):
         raise Http404("No such interrupt") from None
     if not is_fragment_request(request):
-        return redirect(request.POST.get("next") or "inbox")
+        return redirect(_safe_next(request) or "inbox")
     row.refresh_from_db()
     response = render(request, "wfapp/inbox.html#closed", {"closed": presenter.ClosedView(row)})
     return reswap(retarget(response, target), "outerHTML")
+
+
+def _safe_next(request: HttpRequest) -> str | None:
+    """The POST's `next=` if it is a URL on this site (never another host or scheme)."""
+    url = request.POST.get("next") or ""
+    safe = url_has_allowed_host_and_scheme(url, {request.get_host()}, require_https=request.is_secure())
+    return url if safe else None
+
+
+def _errors(ask: presenter.AskView) -> str:
+    """A form's field errors on one line, for the audit record of a refused answer."""
+    return "; ".join(
+        f"{key or '(answer)'}: {', '.join(msgs)}" for key, msgs in ask.form.errors.items() if msgs
+    )
 
 
 def _invalid(request: HttpRequest, ask: presenter.AskView) -> HttpResponse:
@@ -138,6 +162,7 @@ def bulk_answer(request: HttpRequest) -> HttpResponse:
     ticked = [int(i) for i in request.POST.getlist("ids") if i.isdigit()]
     ids = ticked[:BULK_LIMIT]
     rows = {row.pk: row for row in queries.answerable(request.user).filter(pk__in=ids)}
+    audit.record_forbidden(ids, request.user, {"decision": request.POST.get("decision", "")})
     results = []
     for pk in ids:
         row = rows.get(pk)
@@ -158,6 +183,10 @@ def _bulk_one(request: HttpRequest, pk: int, row: Interrupt | None, approve: boo
     bulk = bulk_decision(row.response_schema)
     label = f"{row.workflow} · {row.message[:80]}"
     if bulk is None:
+        detail = "needs the full form: its answer is not a yes-or-no decision"
+        audit.record_row(
+            row, request.user, {"decision": request.POST.get("decision", "")}, AttemptOutcome.INVALID, detail
+        )
         return {"pk": pk, "ok": False, "text": f"{label}: needs the full form.", "row": None}
     try:
         async_to_sync(services.answer_interrupt)(

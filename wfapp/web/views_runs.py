@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
 from wfapp import services
-from wfapp.errors import RunStateError, UnknownRunError
+from wfapp.errors import NotPermitted, RunStateError, UnknownRunError
 from wfapp.models import RunStatus
 from wfapp.web import presenter, queries
 from wfapp.web.http import is_fragment_request, notice, page_or_fragment
@@ -82,6 +82,8 @@ def _action(request: HttpRequest, session_id: str, action: Any) -> HttpResponse:
     session = _run(session_id)
     try:
         async_to_sync(action)(session.pk, user=request.user)
+    except NotPermitted as refused:
+        return notice(request, f"{refused}: ask an administrator for the permission.", status=403)
     except RunStateError as refused:
         return notice(request, str(refused), status=409, kind="conflict")
     except UnknownRunError:

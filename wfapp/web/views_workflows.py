@@ -14,7 +14,8 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from wfapp import services
-from wfapp.errors import InputValidationError, UnknownWorkflowError
+from wfapp.errors import InputValidationError, NotPermitted, UnknownWorkflowError
+from wfapp.permissions import can_start, check_start
 from wfapp.registry import all_workflows
 from wfapp.web import queries
 from wfapp.web.graph_svg import render_graph
@@ -22,10 +23,11 @@ from wfapp.web.http import is_fragment_request, notice, too_large, too_large_mes
 from wfapp.web.schema_form import SchemaForm
 
 
-def _card(workflow: Any, data: Any = None) -> dict[str, Any]:
+def _card(workflow: Any, user: Any, data: Any = None) -> dict[str, Any]:
     describe = workflow.describe()
     return {
         "name": workflow.name,
+        "can_start": can_start(user, workflow.name),
         "description": describe.get("description") or "",
         "graph": mark_safe(render_graph(describe, id_prefix=f"graph-{workflow.name}")),
         "form": SchemaForm(
@@ -47,7 +49,7 @@ def _workflow(name: str) -> Any:
 @require_GET
 @login_required
 def workflows(request: HttpRequest) -> HttpResponse:
-    cards = [_card(wf) for wf in all_workflows().values()]
+    cards = [_card(wf, request.user) for wf in all_workflows().values()]
     context = {"cards": cards, "pending_count": queries.pending_count(request.user)}
     return render(request, "wfapp/workflows.html", context)
 
@@ -55,7 +57,10 @@ def workflows(request: HttpRequest) -> HttpResponse:
 @require_GET
 @login_required
 def workflow(request: HttpRequest, name: str) -> HttpResponse:
-    context = {"card": _card(_workflow(name)), "pending_count": queries.pending_count(request.user)}
+    context = {
+        "card": _card(_workflow(name), request.user),
+        "pending_count": queries.pending_count(request.user),
+    }
     return render(request, "wfapp/workflow.html", context)
 
 
@@ -63,11 +68,15 @@ def workflow(request: HttpRequest, name: str) -> HttpResponse:
 @login_required
 def start(request: HttpRequest, name: str) -> HttpResponse:
     workflow = _workflow(name)
+    try:
+        check_start(request.user, workflow.name)  # before the form: its errors are no one else's business
+    except NotPermitted as refused:
+        return _not_permitted(request, refused)
     if too_large(request):
         return notice(
             request, too_large_message(request, "input"), status=413, target="#start-form", swap="afterbegin"
         )
-    card = _card(workflow, data=request.POST)
+    card = _card(workflow, request.user, data=request.POST)
     form: SchemaForm = card["form"]
     if form.is_valid():
         try:
@@ -79,6 +88,8 @@ def start(request: HttpRequest, name: str) -> HttpResponse:
                 widget.errors = form.errors.get(widget.key, [])
         except UnknownWorkflowError:
             raise Http404("No such workflow") from None
+        except NotPermitted as refused:
+            return _not_permitted(request, refused)
         else:
             url = reverse("run", args=[run_id])
             return HttpResponseClientRedirect(url) if is_fragment_request(request) else redirect(url)
@@ -87,3 +98,8 @@ def start(request: HttpRequest, name: str) -> HttpResponse:
         return render(request, "wfapp/workflow.html#start_form", {"card": card}, status=status)
     context = {"card": card, "pending_count": queries.pending_count(request.user)}
     return render(request, "wfapp/workflow.html", context, status=status)
+
+
+def _not_permitted(request: HttpRequest, refused: NotPermitted) -> HttpResponse:
+    message = f"{refused}: ask an administrator for the permission."
+    return notice(request, message, status=403, target="#start-form", swap="afterbegin")

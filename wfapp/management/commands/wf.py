@@ -16,8 +16,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from engine.errors import InterruptAlreadyAnswered, UnknownInterruptError
-from wfapp import services
+from wfapp import audit, services
+from wfapp.errors import BadRequest, PayloadTooLargeError
 from wfapp.inputs import parse_json
+from wfapp.models import AttemptOutcome
 from wfapp.registry import all_workflows
 from wfapp.reports import run_report
 from wfapp.runtime import Runtime
@@ -33,7 +35,7 @@ class Command(BaseCommand):
         start = actions.add_parser("start", help="start a run; returns once it waits or ends")
         start.add_argument("workflow")
         start.add_argument("--input", default="null", help="the workflow input, as JSON")
-        start.add_argument("--user", help="the username recorded as the run's creator")
+        start.add_argument("--user", help="who starts it, recorded as its creator (needs wfapp.start_run)")
         show = actions.add_parser("show", help="show a run: status, output or error, pending interrupts")
         show.add_argument("run")
         show.add_argument("--events", action="store_true", help="include the whole event log")
@@ -45,7 +47,7 @@ class Command(BaseCommand):
         for name, text in (("cancel", "cancel a run"), ("retry", "retry a failed run")):
             sub = actions.add_parser(name, help=text)
             sub.add_argument("run")
-            sub.add_argument("--user")
+            sub.add_argument("--user", help=f"who does it (needs wfapp.{name}_run)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -85,8 +87,8 @@ class Command(BaseCommand):
         return await sync_to_async(run_report)(options["run"], events=options["events"])
 
     async def _answer(self, options: dict[str, Any]) -> Any:
-        value = parse_json(options["answer"], "--answer")
         user = await _user(options["user"])
+        value = await _answer_value(options, user)
         try:
             await services.answer_interrupt(
                 options["run"], options["interrupt_id"], value, user=user, advance=False
@@ -110,9 +112,22 @@ class Command(BaseCommand):
         return await sync_to_async(run_report)(options["run"])
 
     async def _retry(self, options: dict[str, Any]) -> Any:
-        await services.check_retry(options["run"])
+        await services.check_retry(options["run"], user=await _user(options.get("user")))
         await _advance_here(options["run"], retry=True)
         return await sync_to_async(run_report)(options["run"])
+
+
+async def _answer_value(options: dict[str, Any], user: Any) -> Any:
+    """The ``--answer`` JSON; refused text on a known question is audited like any answer."""
+    raw = options["answer"]
+    try:
+        return parse_json(raw, "--answer")
+    except BadRequest as error:
+        too_large = isinstance(error, PayloadTooLargeError)
+        outcome, kept = (AttemptOutcome.TOO_LARGE, None) if too_large else (AttemptOutcome.INVALID, raw)
+        record = sync_to_async(audit.record)
+        await record(options["run"], options["interrupt_id"], user, kept, outcome, str(error))
+        raise
 
 
 async def _user(username: str | None) -> Any:

@@ -1,0 +1,106 @@
+"""The answer audit trail: every attempt on a known question is kept in ``AnswerAttempt``.
+
+Accepted answers are recorded by the store, in the transaction that appends them; every
+refusal is recorded here, whoever refused it: the services (already answered, invalid, the
+run no longer open, busy, not permitted) or the dashboard before the answer reached them (a
+form that failed validation, a body over the size limit, a user who may not answer). An
+attempt on a question that does not exist is not a question's history and is not kept.
+
+Functions here are synchronous (they query); async callers wrap them in ``sync_to_async``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from .models import AnswerAttempt, AttemptOutcome, Interrupt, InterruptStatus
+from .permissions import can_answer
+
+# Form fields that are not part of an answer (never kept with a refused form's fields).
+_NOT_ANSWER = frozenset({"csrfmiddlewaretoken", "next"})
+
+
+def actor_name(user: Any) -> str | None:
+    """How events and audit records name ``user`` (None for no user)."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return None
+    return str(user.get_username())
+
+
+def record(session_id: str, interrupt_id: str, user: Any, value: Any, outcome: str, detail: str = "") -> bool:
+    """Record a refused attempt on a known question; return whether the question is known."""
+    if not Interrupt.objects.filter(session_id=session_id, interrupt_id=interrupt_id).exists():
+        return False
+    AnswerAttempt.objects.create(
+        session_id=session_id,
+        interrupt_id=interrupt_id,
+        actor=actor_name(user) or "",
+        value=value,
+        outcome=outcome,
+        detail=detail,
+    )
+    return True
+
+
+def record_row(row: Interrupt, user: Any, value: Any, outcome: str, detail: str = "") -> None:
+    """Record a refused attempt on the inbox row ``row`` (known by construction)."""
+    AnswerAttempt.objects.create(
+        session_id=row.session_id,
+        interrupt_id=row.interrupt_id,
+        actor=actor_name(user) or "",
+        value=value,
+        outcome=outcome,
+        detail=detail,
+    )
+
+
+def record_forbidden(pks: list[int], user: Any, value: Any) -> None:
+    """Record attempts on inbox rows ``pks`` by a user who may not answer (those rows that exist)."""
+    if not pks or can_answer(user):
+        return
+    detail = f"{actor_name(user) or 'An anonymous user'} may not answer interrupts"
+    rows = Interrupt.objects.filter(pk__in=pks).values_list("session_id", "interrupt_id")
+    AnswerAttempt.objects.bulk_create(
+        AnswerAttempt(
+            session_id=session_id,
+            interrupt_id=interrupt_id,
+            actor=actor_name(user) or "",
+            value=value,
+            outcome=AttemptOutcome.FORBIDDEN,
+            detail=detail,
+        )
+        for session_id, interrupt_id in rows
+    )
+
+
+def submitted(fields: Any) -> dict[str, Any]:
+    """A form's fields as submitted (``QueryDict``), for the record of a form that was refused.
+
+    A field given once is kept as its text, a repeated one as the list of its values.
+    """
+    kept: dict[str, Any] = {}
+    for key in fields:
+        if key in _NOT_ANSWER:
+            continue
+        values = fields.getlist(key)
+        kept[key] = values[0] if len(values) == 1 else values
+    return kept
+
+
+def winner(session_id: str, interrupt_id: str) -> tuple[str, datetime | None] | None:
+    """Who answered the question's latest request and when, or None if it is not answered.
+
+    Read after a refusal, this sees the winning answer: the refusal came from a log that
+    already held it, and the answer and its inbox row are committed together.
+    """
+    row = (
+        Interrupt.objects.filter(session_id=session_id, interrupt_id=interrupt_id)
+        .exclude(status=InterruptStatus.SUPERSEDED)
+        .order_by("-request_seq")
+        .values("status", "answered_by", "answered_at")
+        .first()
+    )
+    if row is None or row["status"] != InterruptStatus.ANSWERED:
+        return None
+    return row["answered_by"] or "", row["answered_at"]
