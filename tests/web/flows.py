@@ -1,11 +1,11 @@
-"""Workflows only the dashboard tests register: one that fails, with HTML in its error."""
+"""Workflows only the dashboard tests register: one that fails, with HTML in its error, and others."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from engine import START, Workflow, node
+from engine import START, RequestInput, Workflow, node
 
 
 def fragile(node_input: Any) -> Any:
@@ -36,3 +36,12 @@ wide_fanout = Workflow(
     name="web_wide_fanout",
     edges=[(START, node(reconcile, name="reconcile_supplier_invoice_lines_for_q3", parallel_worker=True))],
 )
+
+
+@node(rerun_on_resume=False)
+async def ask_for_a_note(node_input: Any):  # type: ignore[no-untyped-def]
+    yield RequestInput(interrupt_id="note", message="Write the note", response_schema={"type": "string"})
+
+
+# A question answered with free text: no Approve / Reject, so never answered in bulk.
+free_text = Workflow(name="web_free_text", edges=[(START, ask_for_a_note, reconcile)])
