@@ -48,9 +48,9 @@ async def test_every_loser_of_a_crowded_race_is_told_who_won_and_when(engine_run
         session_id = await services.start_run("approval", {"n": round_})
         await settled(session_id, "waiting")
 
-        def answer(user: User) -> Callable[[], Any]:
+        def answer(user: User, run: str = session_id) -> Callable[[], Any]:
             return lambda: async_to_sync(services.answer_interrupt)(
-                session_id, "ok", {"approved": True, "comment": user.username}, user=user
+                run, "ok", {"approved": True, "comment": user.username}, user=user
             )
 
         outcomes = await asyncio.to_thread(_race, *(answer(user) for user in users))
