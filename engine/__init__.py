@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .agents import Agent, BaseTool, FunctionTool, LlmAgent, tool
 from .context import Context
 from .errors import NodeInterruptedError, NodeTimeoutError
 from .events import DEFAULT_ROUTE, Event, Interrupt, RequestInput
@@ -14,6 +15,10 @@ from .store import EventStore, SessionInfo
 from .workflow import Workflow
 
 __all__ = [
+    "Agent",
+    "BaseTool",
+    "FunctionTool",
+    "LlmAgent",
     "DEFAULT_ROUTE",
     "START",
     "BaseNode",
@@ -34,4 +39,5 @@ __all__ = [
     "SessionInfo",
     "Workflow",
     "node",
+    "tool",
 ]

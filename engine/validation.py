@@ -177,6 +177,21 @@ def check_schemas(links: list[Link]) -> None:
             )
 
 
+def check_chat_agents(links: list[Link]) -> None:
+    """Rule 9: an LLM agent in ``mode='chat'`` may only follow START."""
+    for link in links:
+        target = link.target
+        if getattr(target, "mode", None) == "chat" and link.source is not START:
+            raise GraphValidationError(
+                9,
+                "chat agents follow START",
+                f"agent '{target.name}' has mode='chat' but follows {link.source.name}; a chat-mode agent "
+                "keeps its own conversation and cannot take another node's output: put it right after "
+                "START, or use mode='single_turn'",
+                [target.name, link.source.name],
+            )
+
+
 RULES = (
     check_unique_names,
     check_start,
@@ -186,6 +201,7 @@ RULES = (
     check_default_routes,
     check_no_unconditional_cycle,
     check_schemas,
+    check_chat_agents,
 )
 
 

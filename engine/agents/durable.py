@@ -1,0 +1,175 @@
+"""Making a pydantic-ai run durable: every model response and tool call is a child node.
+
+``DurableModel`` wraps the agent's model: each request runs as a ``model@n`` step whose
+output is the serialized ``ModelResponse`` (with the request that asked for it, for the
+transcript, and a fingerprint of that request). The step is committed before pydantic-ai
+sees the response, and on replay the recorded response comes back without calling the
+model. If the request being replayed is not the one recorded (the workflow changed), the
+run fails instead of diverging. ``DurableToolset`` runs each tool call as a step named
+after the tool, numbered ``<model step>.<call>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, ToolCallPart
+from pydantic_ai.exceptions import ModelRetry
+from pydantic_ai.models import Model, ModelRequestParameters
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
+from pydantic_ai.tools import RunContext
+from pydantic_ai.toolsets import AbstractToolset, WrapperToolset
+from pydantic_ai.toolsets.abstract import ToolsetTool
+
+from ..context import Context
+from ..errors import WorkflowError
+from ..values import to_json
+from .steps import MODEL_STEP, Work, tool_step
+
+_VOLATILE = frozenset({"timestamp", "run_id", "conversation_id"})
+
+
+def dump_message(message: ModelMessage) -> dict[str, Any]:
+    dumped: dict[str, Any] = ModelMessagesTypeAdapter.dump_python([message], mode="json")[0]
+    return dumped
+
+
+def load_message(data: dict[str, Any]) -> ModelMessage:
+    return ModelMessagesTypeAdapter.validate_python([data])[0]
+
+
+def fingerprint(request: dict[str, Any], parameters: ModelRequestParameters) -> str:
+    """What identifies a request across replays: its content and the tools offered, not its timestamps."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in _VOLATILE}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    tools = sorted(t.name for t in (*parameters.function_tools, *parameters.output_tools))
+    text = json.dumps([strip(request), tools], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass
+class AgentTurn:
+    """One execution of an agent node: its context and the model steps taken so far."""
+
+    ctx: Context
+    agent: str
+    steps: int = 0
+    last_response: ModelResponse | None = None
+    tool_calls: dict[str, int] = field(default_factory=dict)
+
+    def step_run_id(self) -> str | None:
+        # A retried attempt must ask the model again, so its steps get paths of their own.
+        attempt = self.ctx.attempt_count
+        return None if attempt == 1 else f"{self.steps}r{attempt}"
+
+    async def model_step(
+        self,
+        call: Callable[[], Awaitable[ModelResponse]],
+        messages: list[ModelMessage],
+        parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        self.steps += 1
+        request = dump_message(messages[-1]) if messages else {}
+        asked = fingerprint(request, parameters)
+
+        async def run() -> dict[str, Any]:
+            response = await call()
+            return {"request": request, "response": dump_message(response), "fingerprint": asked}
+
+        recorded = await self.ctx.run_node(MODEL_STEP, Work(run), run_id=self.step_run_id())
+        if recorded.get("fingerprint") != asked:
+            raise WorkflowError(
+                f"Agent '{self.agent}': the log no longer matches this workflow at model step {self.steps} "
+                f"of {self.ctx.node_path}: the recorded request differs from the one the agent makes now "
+                "(its instruction, input, tools or earlier answers changed). Start a new run."
+            )
+        response = load_message(recorded["response"])
+        assert isinstance(response, ModelResponse)
+        self.last_response = response
+        self.tool_calls = {
+            part.tool_call_id: number
+            for number, part in enumerate(
+                (p for p in response.parts if isinstance(p, ToolCallPart)), start=1
+            )
+        }
+        return response
+
+    async def tool_step(self, name: str, call_id: str | None, call: Callable[[], Awaitable[Any]]) -> Any:
+        number = self.tool_calls.get(call_id or "", 0)
+        if not number:
+            number = len(self.tool_calls) + 1
+            self.tool_calls[call_id or f"#{number}"] = number
+
+        async def run() -> dict[str, Any]:
+            try:
+                result = await call()
+            except ModelRetry as retry:  # the model is asked to try again: a result, not a failure
+                return {"retry": retry.message}
+            return {"result": to_json(result, f"The result of tool {name}")}
+
+        recorded = await self.ctx.run_node(tool_step(name), Work(run), run_id=f"{self.steps}.{number}")
+        if "retry" in recorded:
+            raise ModelRetry(recorded["retry"])
+        return recorded["result"]
+
+
+_turn: ContextVar[AgentTurn] = ContextVar("engine_agent_turn")
+
+
+def current_turn() -> AgentTurn:
+    return _turn.get()
+
+
+def enter_turn(turn: AgentTurn) -> Any:
+    return _turn.set(turn)
+
+
+def leave_turn(token: Any) -> None:
+    _turn.reset(token)
+
+
+class DurableModel(WrapperModel):
+    """A model whose every request is a recorded step of the running agent node."""
+
+    def __init__(self, wrapped: Model) -> None:
+        super().__init__(wrapped)
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        async def call() -> ModelResponse:
+            return await self.wrapped.request(messages, model_settings, model_request_parameters)
+
+        return await current_turn().model_step(call, messages, model_request_parameters)
+
+
+@dataclass
+class DurableToolset(WrapperToolset[Any]):
+    """Runs every tool call of the wrapped toolset as a recorded step."""
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        async def call() -> Any:
+            return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+
+        return await current_turn().tool_step(name, ctx.tool_call_id, call)
+
+
+def durable_toolset(toolset: AbstractToolset[Any]) -> DurableToolset:
+    return DurableToolset(toolset)
