@@ -71,7 +71,12 @@ class LlmAgent(BaseNode):
     _model: Model | str | None = PrivateAttr(default=None)
     _tools: list[BaseTool] = PrivateAttr(default_factory=list)
 
-    def model_post_init(self, context: Any, /) -> None:
+    def __init__(self, **data: Any) -> None:
+        super().__init__(**data)
+        # Checked here, not in model_post_init, so the error is not wrapped by pydantic.
+        self._check()
+
+    def _check(self) -> None:
         for sub in self.sub_agents:
             if not isinstance(sub, LlmAgent):
                 raise AgentConfigurationError(f"Agent '{self.name}': sub_agents must be LlmAgent instances")
