@@ -86,6 +86,7 @@ WFAPP_WORKFLOWS = [
     "wfapp.demos.expense_approval:expense_approval",
     "wfapp.demos.document_review:document_review",
     "wfapp.demos.batch_review:batch_review",
+    "wfapp.demos.support_triage:support_triage",
     *env_list("WFAPP_EXTRA_WORKFLOWS"),
 ]
 # Execute runs inside the serving process (the embedded mode); 0 when separate workers do it.

@@ -24,6 +24,7 @@ from wfapp.web.graph_svg import render_graph
 from wfapp.web.readable import Row, answer_summary, pretty, rows
 from wfapp.web.run_state import Entry, describe_event, fold_state, node_statuses
 from wfapp.web.schema_form import SchemaForm, bulk_decision
+from wfapp.web.transcripts import transcripts
 
 RUN_GRAPH_ID = "run-graph-svg"
 # Every way a question closes without an answer.
@@ -175,6 +176,7 @@ def run_context(session: Session, user: Any, expanded: frozenset[str] = frozense
         "entries": entries(latest),
         "older_before": older,
         "last_seq": last_seq,
+        "transcripts": transcripts(session.pk),
     }
 
 
@@ -236,6 +238,9 @@ def run_update(
         closed = list(visible.filter(closing).exclude(pk__in=update.opened))
         context["closed_asks"] = closed_views(closed)
         update.closed = {row.pk for row in closed}
+    if kinds & {"started", "completed", "interrupt", "answer", "error"}:
+        context["transcripts"] = transcripts(session_id)  # agents' conversations, when they moved
+        context["transcripts_changed"] = True
     if kinds & {"status", "state", "output", "completed"}:
         context.update(result_context(session, user))
         context["result_changed"] = True
