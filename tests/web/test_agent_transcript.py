@@ -78,3 +78,12 @@ def test_a_run_without_agents_has_no_transcript(operator_client: Client, start_r
     run = start_run()
     html = operator_client.get(reverse("run", args=[run])).content.decode()
     assert '<div id="run-transcripts" hidden' in html and "transcript-" not in html
+
+
+def test_live_updates_carry_the_transcript(operator, start_run) -> None:
+    from wfapp.web import presenter
+
+    run = start_run("support_triage", TICKET)
+    update = presenter.run_update(run, operator, 0)
+    assert 'id="run-transcripts" aria-labelledby="transcripts-title" hx-swap-oob="true"' in update.html
+    assert "lookup_order" in update.html
