@@ -111,7 +111,8 @@ class LlmAgent(BaseNode):
         if not self.sub_agents:
             return None
         names = tuple(sub.name for sub in self.sub_agents)
-        return create_model("TransferToAgent", agent_name=(Literal[names], ...))
+        choice: Any = Literal.__getitem__(names)
+        return create_model("TransferToAgent", agent_name=(choice, ...))
 
     def _output_spec(self) -> list[Any]:
         wanted = self.output_schema if self.output_schema is not None else str
@@ -212,7 +213,9 @@ class LlmAgent(BaseNode):
                 instructions=instruction or None,
             )
         except UnexpectedModelBehavior as error:
-            raise AgentOutputError(f"Agent '{self.name}': {error.message}{_what_was_invalid(error)}") from error
+            raise AgentOutputError(
+                f"Agent '{self.name}': {error.message}{_what_was_invalid(error)}"
+            ) from error
         return result.output, result.all_messages()
 
     async def _ask_approvals(self, ctx: Context, requests: DeferredToolRequests) -> DeferredToolResults:

@@ -100,9 +100,7 @@ class AgentTurn:
         self.last_response = response
         self.tool_calls = {
             part.tool_call_id: number
-            for number, part in enumerate(
-                (p for p in response.parts if isinstance(p, ToolCallPart)), start=1
-            )
+            for number, part in enumerate((p for p in response.parts if isinstance(p, ToolCallPart)), start=1)
         }
         return response
 

@@ -49,7 +49,9 @@ class BaseTool(BaseNode):
         async def call(**arguments: Any) -> Any:
             return await self.run(arguments)
 
-        made = Tool.from_schema(call, name=self.name, description=self.description, json_schema=self.parameters)
+        made = Tool.from_schema(
+            call, name=self.name, description=self.description, json_schema=self.parameters
+        )
         made.requires_approval = self.requires_approval
         return made
 
@@ -72,9 +74,12 @@ class BaseTool(BaseNode):
         if self.requires_approval:
             request = approval_request(self.name, self.parameters, arguments, agent=None)
             answer = await ctx.run_node(APPROVAL, request)
-            arguments, reason = approved_arguments(answer, arguments)
-            if arguments is None:
-                raise WorkflowError(f"Tool '{self.name}': the call was rejected{f': {reason}' if reason else ''}")
+            chosen, reason = approved_arguments(answer, arguments)
+            if chosen is None:
+                raise WorkflowError(
+                    f"Tool '{self.name}': the call was rejected{f': {reason}' if reason else ''}"
+                )
+            arguments = chosen
         ctx.output = to_json(await self.run(arguments), f"The result of tool {self.name}")
         return
         yield  # pragma: no cover

@@ -16,7 +16,7 @@ TICKET = {"customer": "Ada", "order_id": "A100", "message": "My kettle arrived b
 
 def test_the_approval_question_is_a_form_of_the_tool_arguments(operator_client: Client, start_run) -> None:
     run = start_run("support_triage", TICKET)
-    [row] = pending(run)
+    assert len(pending(run)) == 1
     html = operator_client.get(reverse("inbox")).content.decode()
 
     assert "issue_refund" in html

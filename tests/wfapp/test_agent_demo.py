@@ -12,7 +12,9 @@ from wfapp.runtime import Runtime
 TICKET = {"customer": "Ada", "order_id": "A100", "message": "My kettle arrived broken."}
 
 
-async def test_the_agent_waits_for_approval_and_finishes_after_it(engine_runtime: Runtime, alice: User) -> None:
+async def test_the_agent_waits_for_approval_and_finishes_after_it(
+    engine_runtime: Runtime, alice: User
+) -> None:
     session_id = await services.start_run("support_triage", TICKET, user=alice)
     await settled(session_id, "waiting")
     row = await Interrupt.objects.aget(session_id=session_id, status="pending")

@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from pydantic import BaseModel, Field
-from pydantic_ai import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -58,17 +58,17 @@ def _scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     steps = [m for m in messages if m.kind == "response"]
     last = messages[-1]
     if not steps:
-        ticket = json.loads(str(last.parts[-1].content))
+        ticket = json.loads(str(getattr(last.parts[-1], "content", "{}")))
         return ModelResponse(parts=[ToolCallPart("lookup_order", {"order_id": ticket["order_id"]})])
-    returned = [p for p in last.parts if p.part_kind == "tool-return"]
+    returned: list[Any] = [p.content for p in last.parts if isinstance(p, ToolReturnPart)]
     if len(steps) == 1 and returned:
-        order = returned[0].content if isinstance(returned[0].content, dict) else {}
+        order: dict[str, Any] = returned[0] if isinstance(returned[0], dict) else {}
         if order.get("found") and "damaged" in str(order.get("status")):
             arguments = {"order_id": order["order_id"], "amount": order["total"], "reason": "arrived damaged"}
             return ModelResponse(parts=[ToolCallPart("issue_refund", arguments)])
         found = "is on its way" if order.get("found") else "could not be found"
         return ModelResponse(parts=[TextPart(f"Thanks for writing. Your order {found}; no refund is due.")])
-    said = " ".join(str(p.content) for p in returned)
+    said = " ".join(str(content) for content in returned)
     if "rejected" in said:
         why = re.sub(r"^A person rejected this call:?\s*", "", said).split(". Do not")[0]
         return ModelResponse(parts=[TextPart(f"Sorry, we cannot refund this order. {why}".strip())])
@@ -108,7 +108,11 @@ support_triage = Workflow(
     name="support_triage",
     description=(
         "An LLM support agent looks the order up and may refund it; every refund needs approval. "
-        + ("Runs on a scripted model (set WFAPP_AGENT_MODEL for a real one)." if not os.environ.get("WFAPP_AGENT_MODEL") else "")
+        + (
+            "Runs on a scripted model (set WFAPP_AGENT_MODEL for a real one)."
+            if not os.environ.get("WFAPP_AGENT_MODEL")
+            else ""
+        )
     ),
     edges=[(START, open_ticket, support_agent, close_ticket)],
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,7 +69,7 @@ class _Reader:
         self.shown_results: set[str] = set()  # tool call ids whose result a tool step showed
         self.steps = 0
 
-    def add(self, event: dict[str, Any]) -> None:
+    def add(self, event: Mapping[str, Any]) -> None:
         path, kind, data, seq = event["node_path"], event["kind"], event["data"] or {}, event["seq"]
         t = self.transcript
         if path == t.path:
@@ -99,7 +100,9 @@ class _Reader:
                 answer = data.get("answer") or {}
                 who = str(answer.get("actor") or event["author"] or "")
                 value = answer.get("value")
-                t.lines.append(Line(seq, "user", str(value) if value else "(ended the conversation)", who=who))
+                t.lines.append(
+                    Line(seq, "user", str(value) if value else "(ended the conversation)", who=who)
+                )
         elif (found := _TOOL_STEP.match(child)) is not None:
             self._tool_step(seq, kind, data, found)
 
@@ -160,16 +163,21 @@ class _Reader:
         if kind == "interrupt":
             payload = (data.get("interrupt") or {}).get("payload") or {}
             t.lines.append(
-                Line(seq, "approval", f"Asked to approve {payload.get('tool')}", _json(payload.get("arguments")))
+                Line(
+                    seq,
+                    "approval",
+                    f"Asked to approve {payload.get('tool')}",
+                    _json(payload.get("arguments")),
+                )
             )
             t.status = "waiting"
         elif kind == "answer":
             answer = data.get("answer") or {}
             value = answer.get("value")
             who = str(answer.get("actor") or author or "")
-            edited = isinstance(value, dict) and value.get("approved") and "arguments" in value
+            edited = value.get("arguments") if isinstance(value, dict) and value.get("approved") else None
             t.lines.append(
-                Line(seq, "answer", answer_summary(value), _json(value["arguments"]) if edited else "", who)
+                Line(seq, "answer", answer_summary(value), "" if edited is None else _json(edited), who)
             )
             t.status = "running"
 

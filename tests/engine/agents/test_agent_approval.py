@@ -80,7 +80,9 @@ async def test_approve_runs_the_tool_and_the_conversation_goes_on(
     script = refund_script()
     runner, waiting = await asked(store, script)
 
-    done = await runner.resume(waiting.session_id, {waiting.interrupts[0].id: {"approved": True}}, actor="ann")
+    done = await runner.resume(
+        waiting.session_id, {waiting.interrupts[0].id: {"approved": True}}, actor="ann"
+    )
 
     assert done.status == "completed", done.error
     assert done.output == "done: refunded 25.0 on A7"
@@ -125,7 +127,8 @@ async def test_edited_arguments_that_break_the_tool_schema_are_refused(store: In
 
     with pytest.raises(InvalidAnswerError) as refused:
         await runner.resume(
-            waiting.session_id, {question: {"approved": True, "arguments": {"order_id": "A7", "amount": "lots"}}}
+            waiting.session_id,
+            {question: {"approved": True, "arguments": {"order_id": "A7", "amount": "lots"}}},
         )
 
     assert "arguments.amount" in refused.value.field_errors

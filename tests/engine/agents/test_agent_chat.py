@@ -25,7 +25,10 @@ async def test_a_chat_is_a_run_that_waits_for_each_user_message(store: InMemoryE
     second = await runner.resume(first.session_id, {question.id: "Paris"})
     [again] = second.interrupts
     assert again.message == "Booked a table in Paris."
-    assert [m.parts[-1].content for m in script.requests[1] if m.kind == "request"] == ["I want dinner", "Paris"]
+    assert [m.parts[-1].content for m in script.requests[1] if m.kind == "request"] == [
+        "I want dinner",
+        "Paris",
+    ]
 
     done = await runner.resume(first.session_id, {again.id: ""})  # an empty message ends the chat
     assert done.status == "completed"

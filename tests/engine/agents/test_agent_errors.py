@@ -41,7 +41,9 @@ async def test_a_missing_template_key_names_the_key(store: InMemoryEventStore) -
 
 async def test_template_keys_come_from_state_and_input_and_may_be_optional(store: InMemoryEventStore) -> None:
     script = Script(text("ok"))
-    agent = LlmAgent(name="writer", model=script.model, instruction="{topic} for {audience}{note?}; {\"json\": 1}")
+    agent = LlmAgent(
+        name="writer", model=script.model, instruction='{topic} for {audience}{note?}; {"json": 1}'
+    )
 
     @node(rerun_on_resume=True)
     async def flow(ctx: Context, node_input: Any):
@@ -134,7 +136,10 @@ async def test_a_tool_that_raises_fails_the_run_at_the_tool(store: InMemoryEvent
         return "in stock"
 
     script = Script(call("flaky", {"order_id": "A1"}), text("it is in stock"))
-    runner = Runner(Workflow(name="wf", edges=[(START, LlmAgent(name="clerk", model=script.model, tools=[flaky]))]), store=store)
+    runner = Runner(
+        Workflow(name="wf", edges=[(START, LlmAgent(name="clerk", model=script.model, tools=[flaky]))]),
+        store=store,
+    )
     failed = await runner.run("is A1 in stock?")
 
     assert failed.status == "failed"
@@ -151,7 +156,7 @@ def test_a_provider_that_is_not_installed_names_the_extra_to_install() -> None:
     with pytest.raises(AgentConfigurationError) as missing:
         LlmAgent(name="seed_agent", model="gemini-flash-latest")
     assert "seed_agent" in str(missing.value)
-    assert 'pydantic-ai-slim[google]' in str(missing.value)
+    assert "pydantic-ai-slim[google]" in str(missing.value)
 
 
 def test_a_model_string_without_provider_is_refused() -> None:
@@ -167,7 +172,9 @@ def test_sub_agents_inherit_the_model_and_agents_need_one() -> None:
 
 
 async def test_an_agent_without_a_model_fails_its_run_clearly(store: InMemoryEventStore) -> None:
-    result = await Runner(Workflow(name="wf", edges=[(START, LlmAgent(name="lonely"))]), store=store).run("hi")
+    result = await Runner(Workflow(name="wf", edges=[(START, LlmAgent(name="lonely"))]), store=store).run(
+        "hi"
+    )
     assert result.status == "failed"
     assert "lonely" in (result.error or "") and "has no model" in (result.error or "")
 

@@ -138,7 +138,9 @@ class Response(BaseModel):
 
 def fix(messages: Any, info: Any) -> Any:
     """The scripted fixer reads the code and findings from its filled-in instruction."""
-    found = re.search(r"Refactor current code (.*)\.\n\s*Based on compile & lint review: (.*)", info.instructions, re.S)
+    found = re.search(
+        r"Refactor current code (.*)\.\n\s*Based on compile & lint review: (.*)", info.instructions, re.S
+    )
     assert found, info.instructions
     code, findings = found.group(1), found.group(2)
     if "unused import os" in findings:

@@ -19,8 +19,15 @@ def desk(triage: Script, billing: Script, tech: Script) -> Workflow:
         model=triage.model,
         instruction="Route the customer to the right desk.",
         sub_agents=[
-            LlmAgent(name="billing", model=billing.model, description="Invoices and refunds.", instruction="You handle billing."),
-            LlmAgent(name="tech", model=tech.model, description="Broken things.", instruction="You fix things."),
+            LlmAgent(
+                name="billing",
+                model=billing.model,
+                description="Invoices and refunds.",
+                instruction="You handle billing.",
+            ),
+            LlmAgent(
+                name="tech", model=tech.model, description="Broken things.", instruction="You fix things."
+            ),
         ],
     )
     return Workflow(name="wf", edges=[(START, agent)])
