@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .agents import Agent, BaseTool, FunctionTool, LlmAgent, tool
+from typing import TYPE_CHECKING, Any
+
 from .context import Context
 from .errors import NodeInterruptedError, NodeTimeoutError
 from .events import DEFAULT_ROUTE, Event, Interrupt, RequestInput
@@ -13,6 +14,21 @@ from .retry import RetryConfig
 from .runner import Runner, RunResult
 from .store import EventStore, SessionInfo
 from .workflow import Workflow
+
+if TYPE_CHECKING:
+    from .agents import Agent, BaseTool, FunctionTool, LlmAgent, tool
+
+# Agent nodes bring pydantic-ai, which takes about a second to import: load it on first use.
+_AGENT_NAMES = frozenset({"Agent", "BaseTool", "FunctionTool", "LlmAgent", "tool"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _AGENT_NAMES:
+        from . import agents
+
+        return getattr(agents, name)
+    raise AttributeError(f"module 'engine' has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_ROUTE",
