@@ -84,8 +84,11 @@ class AgentTurn:
         request = dump_message(messages[-1]) if messages else {}
         asked = fingerprint(request, parameters)
 
+        live: list[ModelResponse] = []
+
         async def run() -> dict[str, Any]:
             response = await call()
+            live.append(response)
             return {"request": request, "response": dump_message(response), "fingerprint": asked}
 
         recorded = await self.ctx.run_node(MODEL_STEP, Work(run), run_id=self.step_run_id())
@@ -95,7 +98,8 @@ class AgentTurn:
                 f"of {self.ctx.node_path}: the recorded request differs from the one the agent makes now "
                 "(its instruction, input, tools or earlier answers changed). Start a new run."
             )
-        response = load_message(recorded["response"])
+        # Asked just now: the live response (equal to the recorded one); else read it back.
+        response = live[0] if live else load_message(recorded["response"])
         assert isinstance(response, ModelResponse)
         self.last_response = response
         self.tool_calls = {
