@@ -25,12 +25,16 @@ def input_values(node_input: Any) -> Mapping[str, Any]:
 
 
 def as_text(value: Any) -> str:
-    """A value as the model reads it: strings as they are, anything else as JSON."""
+    """A value as the model reads it: strings as they are, anything else as JSON.
+
+    Dict keys are sorted: a value read back from the log (PostgreSQL's jsonb reorders keys)
+    must give the model the same text as the live one, or replay would see another request.
+    """
     if isinstance(value, str):
         return value
     if isinstance(value, BaseModel):
         return value.model_dump_json()
-    return json.dumps(value, default=str, ensure_ascii=False)
+    return json.dumps(value, default=str, ensure_ascii=False, sort_keys=True)
 
 
 def fill(template: str, agent: str, state: Mapping[str, Any], node_input: Any) -> str:

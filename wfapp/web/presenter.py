@@ -123,12 +123,14 @@ def expanded_nodes(names: Any) -> frozenset[str]:
     return frozenset(str(n)[:200] for n in names[:MAX_EXPANDED] if isinstance(n, str))
 
 
-def run_graph(session: Session, expanded: frozenset[str] = frozenset()) -> SafeString:
+def run_graph(
+    session: Session, expanded: frozenset[str] = frozenset(), status: list[tuple[str, str]] | None = None
+) -> SafeString:
     """The run's graph with every node's live status (the SVG escapes all text itself)."""
     workflow = all_workflows().get(session.workflow)
     if workflow is None:
         return mark_safe("")
-    statuses, children = node_statuses(queries.status_rows(session.pk))
+    statuses, children = node_statuses(queries.status_rows(session.pk) if status is None else status)
     if statuses:
         statuses.setdefault("START", "completed")  # something ran, so the run got past START
     if session.status == RunStatus.CANCELLED:
@@ -169,14 +171,15 @@ def run_context(session: Session, user: Any, expanded: frozenset[str] = frozense
     latest = queries.events_before(session.pk, None)
     older = latest[0]["seq"] if latest and latest[0]["seq"] > 1 else None
     last_seq = latest[-1]["seq"] if latest else 0
+    status = queries.status_rows(session.pk)  # read once: the graph and the transcripts use it
     return {
         **result_context(session, user),
-        "graph": run_graph(session, expanded),
+        "graph": run_graph(session, expanded, status),
         "asks": ask_views(queries.pending_for_run(user, session.pk, last_seq), allow_bulk=False),
         "entries": entries(latest),
         "older_before": older,
         "last_seq": last_seq,
-        "transcripts": transcripts(session.pk),
+        "transcripts": transcripts(session.pk, status),
     }
 
 
@@ -222,7 +225,8 @@ def run_update(
     kinds = {r["kind"] for r in rows}
     context: dict[str, Any] = {"run": session, "entries": entries(rows), "last_seq": last}
     if kinds & {"started", "completed", "interrupt", "error", "status"}:
-        context["graph"] = run_graph(session, expanded)
+        status = queries.status_rows(session.pk)
+        context["graph"] = run_graph(session, expanded, status)
     update = RunUpdate("", last)
     visible = queries.answerable(user).filter(session_id=session_id).select_related("session")
     if "interrupt" in kinds:
@@ -239,7 +243,8 @@ def run_update(
         context["closed_asks"] = closed_views(closed)
         update.closed = {row.pk for row in closed}
     if kinds & {"started", "completed", "interrupt", "answer", "error"}:
-        context["transcripts"] = transcripts(session_id)  # agents' conversations, when they moved
+        # The agents' conversations, when they moved (no query for a run without agents).
+        context["transcripts"] = transcripts(session_id, status if "graph" in context else None)
         context["transcripts_changed"] = True
     if kinds & {"status", "state", "output", "completed"}:
         context.update(result_context(session, user))

@@ -17,9 +17,10 @@ from typing import Any
 from django.db.models import Q
 
 from wfapp.models import Event
+from wfapp.web import queries
 from wfapp.web.readable import answer_summary, preview
 
-_MODEL_STEP = r"/model@[^/]+$"
+_MODEL_STEP_PATH = re.compile(r"/model@[^/]+$")
 _TOOL_STEP = re.compile(r"^(?P<tool>[^/@]+)@(?P<step>\d+)\.(?P<call>\d+)(r\d+)?$")
 
 
@@ -187,22 +188,22 @@ def _error(data: dict[str, Any]) -> str:
     return preview(f"{error.get('type', 'Error')}: {error.get('message', '')}", 500)
 
 
-def agent_paths(session_id: str) -> list[str]:
-    """The paths of the agent executions in a run, in the order they first asked a model."""
-    steps = (
-        Event.objects.filter(session_id=session_id, kind="started", node_path__regex=_MODEL_STEP)
-        .order_by("seq")
-        .values_list("node_path", flat=True)
-    )
+def agent_paths(status: list[tuple[str, str]]) -> list[str]:
+    """The agent executions of a run, in the order they first asked a model.
+
+    ``status`` is ``queries.status_rows``: ``(kind, node_path)`` of the run's started,
+    completed, interrupt and error events, which the run page reads anyway.
+    """
     seen: dict[str, None] = {}
-    for path in steps:
-        seen.setdefault(path.rsplit("/", 1)[0], None)
+    for kind, path in status:
+        if kind == "started" and _MODEL_STEP_PATH.search(path):
+            seen.setdefault(path.rsplit("/", 1)[0], None)
     return list(seen)
 
 
-def transcripts(session_id: str) -> list[Transcript]:
-    """Every agent's transcript in a run (two queries; none for a run without agents)."""
-    paths = agent_paths(session_id)
+def transcripts(session_id: str, status: list[tuple[str, str]] | None = None) -> list[Transcript]:
+    """Every agent's transcript in a run: one query, none for a run without agents."""
+    paths = agent_paths(queries.status_rows(session_id) if status is None else status)
     if not paths:
         return []
     wanted = Q()

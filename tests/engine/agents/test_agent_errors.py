@@ -86,6 +86,8 @@ async def test_an_answer_that_fails_output_schema_fails_the_node_saying_what_was
     assert result.status == "failed"
     assert result.error_type == "AgentOutputError"
     assert "judge" in (result.error or "")
+    assert "what was invalid" in (result.error or "") and "score" in (result.error or "")
+    assert "valid integer" in (result.error or "")
     told = " ".join(part_texts(script.last_parts(2)))
     assert "score" in told and "reason" in told  # pydantic-ai told the model what was invalid
     assert script.calls == 2  # retries=1: one correction, then the node fails
@@ -123,6 +125,19 @@ async def test_invalid_tool_arguments_are_sent_back_to_the_model(store: InMemory
     assert result.output == "eight"
     assert "valid integer" in " ".join(part_texts(script.last_parts(2)))
     assert part_texts(script.last_parts(3)) == ["8"]
+
+
+async def test_tool_arguments_that_stay_invalid_fail_the_node_saying_why(store: InMemoryEventStore) -> None:
+    def double(n: int) -> int:
+        """Double a number."""
+        return 2 * n
+
+    script = Script(call("double", {"n": "many"}), call("double", {"n": "lots"}))
+    agent = LlmAgent(name="calc", model=script.model, tools=[double])
+    result = await Runner(Workflow(name="wf", edges=[(START, agent)]), store=store).run("double it")
+
+    assert result.status == "failed" and result.error_type == "AgentOutputError"
+    assert "double" in (result.error or "") and "valid integer" in (result.error or "")
 
 
 async def test_a_tool_that_raises_fails_the_run_at_the_tool(store: InMemoryEventStore, read_log: Any) -> None:

@@ -128,3 +128,39 @@ async def test_a_process_killed_mid_loop_resumes_from_the_log(tmp_path: Path) ->
     assert result.output == "8 fruit"
     assert len(calls) == 1  # only the step that was in flight; the two recorded ones replayed
     assert agent_app.TOOL_RUNS == []  # completed tool calls never run again
+
+
+def _reordered(value: Any) -> Any:
+    """The same JSON with every object's keys in reverse order (as PostgreSQL's jsonb may return it)."""
+    if isinstance(value, dict):
+        return {key: _reordered(value[key]) for key in reversed(list(value))}
+    if isinstance(value, list):
+        return [_reordered(item) for item in value]
+    return value
+
+
+async def test_a_log_read_back_with_keys_reordered_still_replays() -> None:
+    store = InMemoryEventStore()
+
+    def lookup(order_id: str) -> dict[str, Any]:
+        """Look an order up."""
+        return {"order_id": order_id, "total": 12.5, "items": ["kettle"]}
+
+    def flow(script: Script) -> Workflow:
+        agent = LlmAgent(
+            name="clerk", model=script.model, instruction="Help {customer}.", tools=[lookup, send_email]
+        )
+        return Workflow(name="wf", edges=[(START, agent)])
+
+    first = Script(
+        call("lookup", {"order_id": "A1"}), call("send_email", {"to": "ann@example.com", "body": "ok"})
+    )
+    ticket = {"customer": "Ann", "order_id": "A1", "note": "please"}
+    waiting = await Runner(flow(first), store=store).run(ticket)
+    saved = _reordered(json.loads(json.dumps(store.dump(waiting.session_id))))
+
+    later = Script(text("Done."))
+    runner = Runner(flow(later), store=InMemoryEventStore.load(saved))
+    done = await runner.resume(waiting.session_id, {waiting.interrupts[0].id: {"approved": True}})
+    assert done.status == "completed", done.error
+    assert (first.calls, later.calls) == (2, 1)
