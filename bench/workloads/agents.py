@@ -3,7 +3,8 @@
 The same ``FunctionModel`` script drives bare pydantic-ai (``Agent.run``) and our
 ``LlmAgent`` node in a one-node workflow on the in-memory store, so the difference is what
 our node adds per model step: recording each response and tool call as child steps in the
-log. Both answer every step at once (no network, no model time).
+log (in memory, or on the Django store). Both answer every step at once (no network, no model
+time).
 """
 
 from __future__ import annotations
@@ -44,14 +45,15 @@ def bare(steps: int) -> Any:
     return run
 
 
-def ours(steps: int) -> Any:
-    """A run of our agent node in a one-node workflow on the in-memory store."""
+def ours(steps: int, store: Any = None) -> Any:
+    """A run of our agent node in a one-node workflow (on ``store``, else a fresh in-memory one)."""
     workflow = Workflow(
-        name="bench", edges=[(START, LlmAgent(name="adder", model=script(steps), tools=[add], instruction="Add."))]
+        name="bench",
+        edges=[(START, LlmAgent(name="adder", model=script(steps), tools=[add], instruction="Add."))],
     )
 
     async def run() -> Any:
-        result = await Runner(workflow, store=InMemoryEventStore()).run("go")
+        result = await Runner(workflow, store=store or InMemoryEventStore()).run("go")
         assert result.status == "completed", result.error
         return result.output
 

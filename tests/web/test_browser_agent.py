@@ -22,7 +22,9 @@ def browser() -> Iterator[Browser]:
         yield launched
 
 
-def test_an_edited_refund_is_approved_and_the_transcript_follows_live(browser: Browser, server: Server) -> None:
+def test_an_edited_refund_is_approved_and_the_transcript_follows_live(
+    browser: Browser, server: Server
+) -> None:
     run = server.start_run(
         "support_triage", {"customer": "Ada", "order_id": "A100", "message": "My kettle arrived broken."}
     )
