@@ -51,3 +51,21 @@ async def test_a_base_tool_serves_an_agent_and_a_graph(store: InMemoryEventStore
 
     as_node = await Runner(Workflow(name="g", edges=[(START, multiply)]), store=store).run({"a": 3, "b": 4})
     assert as_node.output == 12
+
+
+async def test_one_agent_runs_concurrently_for_several_inputs(store: InMemoryEventStore) -> None:
+    import asyncio
+
+    from engine import Context
+
+    def echo(messages: Any, info: Any) -> Any:
+        return text(f"about {messages[-1].parts[-1].content}")
+
+    writer = LlmAgent(name="writer", model=Script(echo, echo, echo).model)
+
+    @node(rerun_on_resume=True)
+    async def fan(ctx: Context, node_input: list[str]) -> list[str]:
+        return list(await asyncio.gather(*(ctx.run_node(writer, topic) for topic in node_input)))
+
+    result = await Runner(Workflow(name="wf", edges=[(START, fan)]), store=store).run(["a", "b", "c"])
+    assert result.output == ["about a", "about b", "about c"]
