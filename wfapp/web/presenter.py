@@ -224,6 +224,7 @@ def run_update(
     last = rows[-1]["seq"]
     kinds = {r["kind"] for r in rows}
     context: dict[str, Any] = {"run": session, "entries": entries(rows), "last_seq": last}
+    status: list[tuple[str, str]] | None = None
     if kinds & {"started", "completed", "interrupt", "error", "status"}:
         status = queries.status_rows(session.pk)
         context["graph"] = run_graph(session, expanded, status)
@@ -244,7 +245,7 @@ def run_update(
         update.closed = {row.pk for row in closed}
     if kinds & {"started", "completed", "interrupt", "answer", "error"}:
         # The agents' conversations, when they moved (no query for a run without agents).
-        context["transcripts"] = transcripts(session_id, status if "graph" in context else None)
+        context["transcripts"] = transcripts(session_id, status)
         context["transcripts_changed"] = True
     if kinds & {"status", "state", "output", "completed"}:
         context.update(result_context(session, user))
