@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from io import StringIO
+
 from django.contrib.auth.models import Permission, User
+from django.db.models import F
 from django.test import Client
 from django.urls import reverse
 
@@ -96,3 +99,143 @@ def test_answer_next_goes_only_to_this_site(operator_client: Client, start_run) 
     assert _answer(operator_client, row.pk, f"/runs/{row.session_id}/") == f"/runs/{row.session_id}/"
     row = pending(start_run())[0]
     assert _answer(operator_client, row.pk, "http://testserver/runs/") == "http://testserver/runs/"
+
+
+# -- login throttling -----------------------------------------------------------------------------
+
+
+def _log_in(client: Client, username: str, password: str, path: str = "/login/") -> int:
+    response = client.post(path, {"username": username, "password": password, "next": "/"})
+    return int(response.status_code)
+
+
+def _logged_in(client: Client) -> bool:
+    return client.get(reverse("inbox")).status_code == 200
+
+
+def _lock_out(settings, path: str = "/login/") -> Client:
+    settings.WFAPP_LOGIN_FAILURE_LIMIT = 3
+    User.objects.create_user("olga", password="the right one")
+    client = Client()
+    statuses = [_log_in(client, "olga", f"wrong {n}", path) for n in range(3)]
+    assert statuses == [200, 200, 429]  # the form says "wrong" twice; the third failure locks
+    return client
+
+
+def test_the_right_password_is_refused_while_locked_out(db: None, settings) -> None:
+    client = _lock_out(settings)
+    response = client.post("/login/", {"username": "olga", "password": "the right one"})
+    assert response.status_code == 429
+    assert "Too many failed logins" in response.content.decode()
+    assert not _logged_in(client)
+    User.objects.create_user("piet", password="pw-piet")
+    assert _log_in(Client(), "piet", "pw-piet") == 302  # another user from the same address is not locked
+
+
+def test_the_admin_login_is_throttled_too(db: None, settings) -> None:
+    client = _lock_out(settings, path="/admin/login/")
+    User.objects.filter(username="olga").update(is_staff=True)
+    assert _log_in(client, "olga", "the right one", "/admin/login/") == 429
+    assert _log_in(client, "olga", "the right one") == 429  # one lock for both login pages
+    assert client.get("/admin/").status_code == 302  # still not logged in
+
+
+def test_the_lock_lifts_after_the_cool_off(db: None, settings) -> None:
+    from datetime import timedelta
+
+    from axes.models import AccessAttempt
+
+    settings.WFAPP_LOGIN_COOLOFF_MINUTES = 10
+    client = _lock_out(settings)
+    assert _log_in(client, "olga", "the right one") == 429
+    # Time passes: the failures are now older than the cool-off.
+    AccessAttempt.objects.update(attempt_time=F("attempt_time") - timedelta(minutes=11))
+    assert _log_in(client, "olga", "the right one") == 302
+    assert _logged_in(client)
+
+
+def test_axes_reset_lifts_the_lock(db: None, settings) -> None:
+    from django.core.management import call_command
+
+    client = _lock_out(settings)
+    call_command("axes_reset", stdout=StringIO())
+    assert _log_in(client, "olga", "the right one") == 302 and _logged_in(client)
+
+
+# -- an ended session ----------------------------------------------------------------------------
+
+
+def test_an_htmx_request_after_the_session_ended_sends_the_page_to_login(start_run) -> None:
+    row = pending(start_run())[0]
+    anonymous = Client()
+    page = f"http://testserver/runs/{row.session_id}/?expand=x"
+    response = anonymous.post(
+        reverse("answer", args=[row.pk]), {"f.approved": "true"}, HTTP_HX_CURRENT_URL=page, **HX
+    )
+    assert response.status_code == 401
+    assert response["HX-Redirect"] == f"/login/?next=/runs/{row.session_id}/%3Fexpand%3Dx"
+    assert "<form" not in response.content.decode()  # no login page to swap into the card
+    row.refresh_from_db()
+    assert row.status == "pending"
+    elsewhere = anonymous.get(reverse("inbox"), HTTP_HX_CURRENT_URL="https://evil.example/x", **HX)
+    assert (elsewhere.status_code, elsewhere["HX-Redirect"]) == (401, "/login/?next=/")
+
+
+def test_a_plain_post_after_the_session_ended_comes_back_to_its_page(start_run) -> None:
+    row = pending(start_run())[0]
+    anonymous = Client()
+    response = anonymous.post(
+        reverse("answer", args=[row.pk]), {"f.approved": "true"}, HTTP_REFERER="http://testserver/?q=Ann"
+    )
+    assert (response.status_code, response["Location"]) == (302, "/login/?next=/%3Fq%3DAnn")
+    page = anonymous.get(reverse("runs"))
+    assert (page.status_code, page["Location"]) == (302, "/login/?next=/runs/")  # GETs as before
+
+
+# -- content security policy ----------------------------------------------------------------------
+
+
+def test_pages_send_a_strict_content_security_policy(operator_client: Client) -> None:
+    for path in ("/login/", reverse("inbox"), reverse("workflows"), "/admin/login/"):
+        policy = operator_client.get(path)["Content-Security-Policy"]
+        directives = dict(part.strip().split(" ", 1) for part in policy.split(";"))
+        assert directives["script-src"] == "'self'", path
+        assert directives["style-src"] == "'self'" and directives["object-src"] == "'none'"
+        assert "unsafe" not in policy
+
+
+def test_the_production_profile_sends_the_same_policy_and_throttles_logins(tmp_path) -> None:
+    import json
+    import os
+    import secrets
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from django.conf import settings
+
+    script = (
+        "import json; from django.conf import settings as s; print(json.dumps({'csp': s.SECURE_CSP, "
+        "'middleware': s.MIDDLEWARE, 'backends': s.AUTHENTICATION_BACKENDS}))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    done = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", script],
+        cwd=Path(__file__).resolve().parents[2],
+        env={
+            **env,
+            "DJANGO_SETTINGS_MODULE": "wfapp.settings.production",
+            "SECRET_KEY": secrets.token_urlsafe(50),
+            "ALLOWED_HOSTS": "wf.example.com",
+            "WFAPP_DATA_DIR": str(tmp_path),
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    production = json.loads(done.stdout.strip().splitlines()[-1])  # after what the shell says itself
+    assert production["csp"] == {k: [str(v) for v in vs] for k, vs in settings.SECURE_CSP.items()}
+    assert "django.middleware.csp.ContentSecurityPolicyMiddleware" in production["middleware"]
+    assert production["middleware"][-1] == "axes.middleware.AxesMiddleware"
+    assert production["backends"][0] == "axes.backends.AxesStandaloneBackend"

@@ -59,7 +59,7 @@ def test_production_profile_needs_its_secrets_from_the_environment() -> None:
 def test_embedded_profile_defaults() -> None:
     assert settings.ALLOWED_HOSTS[:2] == ["127.0.0.1", "localhost"]
     assert "whitenoise.middleware.WhiteNoiseMiddleware" in settings.MIDDLEWARE
-    assert "django.contrib.auth.middleware.LoginRequiredMiddleware" in settings.MIDDLEWARE
+    assert "wfapp.web.session_expiry.LoginRequiredMiddleware" in settings.MIDDLEWARE  # Django's, htmx-aware
     assert settings.SECRET_KEY and len(settings.SECRET_KEY) >= 50
 
 
