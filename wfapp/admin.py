@@ -8,7 +8,7 @@ from asgiref.sync import async_to_sync
 from django.contrib import admin, messages
 from django.http import HttpRequest
 
-from . import services
+from . import permissions, services
 from .models import AnswerAttempt, Event, Interrupt, Session
 
 if TYPE_CHECKING:
@@ -55,13 +55,20 @@ class SessionAdmin(ReadOnlyAdmin):
     inlines = [InterruptInline]
     actions = ["cancel_runs", "retry_runs"]
 
-    @admin.action(description="Cancel the selected runs")
+    @admin.action(description="Cancel the selected runs", permissions=["cancel"])
     def cancel_runs(self, request: HttpRequest, queryset: Any) -> None:
         self._apply(request, queryset, services.cancel_run, "cancelled")
 
-    @admin.action(description="Retry the selected failed runs")
+    @admin.action(description="Retry the selected failed runs", permissions=["retry"])
     def retry_runs(self, request: HttpRequest, queryset: Any) -> None:
         self._apply(request, queryset, services.retry_run, "retrying")
+
+    # The actions are offered only to those who may take them (the services check each run).
+    def has_cancel_permission(self, request: HttpRequest) -> bool:
+        return permissions.can_cancel(request.user, None)
+
+    def has_retry_permission(self, request: HttpRequest) -> bool:
+        return permissions.can_retry(request.user, None)
 
     def _apply(self, request: HttpRequest, queryset: Any, action: Any, done: str) -> None:
         for session_id in queryset.values_list("pk", flat=True):

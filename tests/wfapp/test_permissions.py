@@ -167,3 +167,26 @@ def test_upgrading_grants_the_new_permissions_to_those_who_could_answer(transact
         assert permissions.can_start(fresh, "approval") is allowed
         assert permissions.can_cancel(fresh, run) is allowed
         assert permissions.can_retry(fresh, run) is allowed
+
+
+def test_the_admin_offers_cancel_and_retry_only_with_their_permissions(
+    transactional_db: None, workflows: None
+) -> None:
+    from asgiref.sync import async_to_sync
+    from django.test import Client
+
+    session_id, _ = async_to_sync(services.create_run)("approval", {"n": 1})
+    staff = _with("stan", "view_session")
+    User.objects.filter(pk=staff.pk).update(is_staff=True)
+    client = Client()
+    client.force_login(staff)
+    listing = client.get("/admin/wfapp/session/").content.decode()
+    assert 'value="cancel_runs"' not in listing and 'value="retry_runs"' not in listing
+    action = {"action": "cancel_runs", "_selected_action": [session_id]}
+    client.post("/admin/wfapp/session/", action, follow=True)
+    assert Session.objects.get(pk=session_id).status == "running"
+    staff.user_permissions.add(Permission.objects.get(content_type__app_label="wfapp", codename="cancel_run"))
+    listing = client.get("/admin/wfapp/session/").content.decode()
+    assert 'value="cancel_runs"' in listing and 'value="retry_runs"' not in listing
+    client.post("/admin/wfapp/session/", action, follow=True)
+    assert Session.objects.get(pk=session_id).status == "cancelled"
