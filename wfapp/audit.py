@@ -28,11 +28,10 @@ def actor_name(user: Any) -> str | None:
     return str(user.get_username())
 
 
-def record(session_id: str, interrupt_id: str, user: Any, value: Any, outcome: str, detail: str = "") -> bool:
-    """Record a refused attempt on a known question; return whether the question is known."""
-    if not Interrupt.objects.filter(session_id=session_id, interrupt_id=interrupt_id).exists():
-        return False
-    AnswerAttempt.objects.create(
+def _attempt(
+    session_id: str, interrupt_id: str, user: Any, value: Any, outcome: str, detail: str
+) -> AnswerAttempt:
+    return AnswerAttempt(
         session_id=session_id,
         interrupt_id=interrupt_id,
         actor=actor_name(user) or "",
@@ -40,19 +39,19 @@ def record(session_id: str, interrupt_id: str, user: Any, value: Any, outcome: s
         outcome=outcome,
         detail=detail,
     )
+
+
+def record(session_id: str, interrupt_id: str, user: Any, value: Any, outcome: str, detail: str = "") -> bool:
+    """Record a refused attempt on a known question; return whether the question is known."""
+    if not Interrupt.objects.filter(session_id=session_id, interrupt_id=interrupt_id).exists():
+        return False
+    _attempt(session_id, interrupt_id, user, value, outcome, detail).save()
     return True
 
 
 def record_row(row: Interrupt, user: Any, value: Any, outcome: str, detail: str = "") -> None:
     """Record a refused attempt on the inbox row ``row`` (known by construction)."""
-    AnswerAttempt.objects.create(
-        session_id=row.session_id,
-        interrupt_id=row.interrupt_id,
-        actor=actor_name(user) or "",
-        value=value,
-        outcome=outcome,
-        detail=detail,
-    )
+    _attempt(row.session_id, row.interrupt_id, user, value, outcome, detail).save()
 
 
 def record_forbidden(pks: list[int], user: Any, value: Any) -> None:
@@ -62,14 +61,7 @@ def record_forbidden(pks: list[int], user: Any, value: Any) -> None:
     detail = f"{actor_name(user) or 'An anonymous user'} may not answer interrupts"
     rows = Interrupt.objects.filter(pk__in=pks).values_list("session_id", "interrupt_id")
     AnswerAttempt.objects.bulk_create(
-        AnswerAttempt(
-            session_id=session_id,
-            interrupt_id=interrupt_id,
-            actor=actor_name(user) or "",
-            value=value,
-            outcome=AttemptOutcome.FORBIDDEN,
-            detail=detail,
-        )
+        _attempt(session_id, interrupt_id, user, value, AttemptOutcome.FORBIDDEN, detail)
         for session_id, interrupt_id in rows
     )
 
