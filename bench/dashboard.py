@@ -77,8 +77,10 @@ def _operator(password: str) -> str:
     user, _ = User.objects.get_or_create(username="bench-operator")
     user.set_password(password)
     user.save()
-    user.user_permissions.add(
-        Permission.objects.get(codename="answer_interrupt", content_type__app_label="wfapp")
+    user.user_permissions.add(  # it starts runs from the forms and answers them
+        *Permission.objects.filter(
+            codename__in=["answer_interrupt", "start_run"], content_type__app_label="wfapp"
+        )
     )
     return user.get_username()
 
