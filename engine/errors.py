@@ -38,6 +38,17 @@ class GraphValidationError(ConfigurationError):
         super().__init__(f"Graph validation failed, rule {rule} ({title}): {detail}")
 
 
+class UnknownFieldError(ConfigurationError, TypeError):
+    """A public model was given a field it does not have."""
+
+    def __init__(self, model: str, unknown: Iterable[str], known: Iterable[str]) -> None:
+        self.model = model
+        self.unknown = tuple(unknown)
+        names = ", ".join(map(repr, self.unknown))
+        plural = "s" if len(self.unknown) > 1 else ""
+        super().__init__(f"{model}() got unknown field{plural} {names}; its fields are {', '.join(known)}")
+
+
 class CallerError(EngineError, ValueError):
     """The caller asked for something the log does not allow; nothing was written."""
 

@@ -1,7 +1,7 @@
 """The event model: what nodes yield and what the log keeps.
 
 One ``Event`` class serves both. A node yields ``Event(output=..., route=...,
-state={...}, long_running_tool_ids={...})``; the engine stamps the stored fields
+state={...}, message="...", long_running_tool_ids={...})``; the engine stamps the stored fields
 (``seq``, ``session_id``, ``node_path``, ``kind``, ...) when it appends. Stored events
 are plain JSON data: ``Event.model_dump(mode="json")`` round-trips through
 ``Event.model_validate``.
@@ -14,11 +14,13 @@ Kinds of stored events:
 ``output``       a node yielded its output (``output``, ``output_for``)
 ``route``        a node yielded a route without output
 ``state``        a node yielded a state delta only
+``message``      a node told the user something (``message``) without output or route
 ``interrupt``    a node asks for input (``interrupt``)
 ``answer``       someone answered an interrupt (``answer``; author = actor)
 ``completed``    a node execution ended; carries deferred output/route/state
 ``error``        a node attempt failed (``error``)
-``status``       the run's status changed: waiting, completed, failed, cancelled
+``status``       the run's status changed: waiting, completed (``output_seq``: the event
+                 that carries the workflow's output), failed, cancelled
 ===============  ==========================================================
 """
 
@@ -27,19 +29,32 @@ from __future__ import annotations
 import uuid
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from .strict import StrictModel
 
 Route = str | int | bool
 DEFAULT_ROUTE = "__DEFAULT__"
 
 EventKind = Literal[
-    "", "started", "output", "route", "state", "interrupt", "answer", "completed", "error", "status"
+    "",
+    "started",
+    "output",
+    "route",
+    "state",
+    "message",
+    "interrupt",
+    "answer",
+    "completed",
+    "error",
+    "status",
 ]
 KINDS: tuple[str, ...] = (
     "started",
     "output",
     "route",
     "state",
+    "message",
     "interrupt",
     "answer",
     "completed",
@@ -48,7 +63,7 @@ KINDS: tuple[str, ...] = (
 )
 
 
-class Interrupt(BaseModel):
+class Interrupt(StrictModel):
     """A pending request for input, as the run result and the inbox show it."""
 
     model_config = ConfigDict(frozen=True)
@@ -60,7 +75,7 @@ class Interrupt(BaseModel):
     response_schema: dict[str, Any] | None = None
 
 
-class Answer(BaseModel):
+class Answer(StrictModel):
     """An answer given to an interrupt."""
 
     model_config = ConfigDict(frozen=True)
@@ -70,7 +85,7 @@ class Answer(BaseModel):
     actor: str | None = None
 
 
-class ErrorInfo(BaseModel):
+class ErrorInfo(StrictModel):
     """What went wrong: the exception class name and its message."""
 
     model_config = ConfigDict(frozen=True)
@@ -79,7 +94,7 @@ class ErrorInfo(BaseModel):
     message: str
 
 
-class Event(BaseModel):
+class Event(StrictModel):
     """A yielded event, or a stored one once the engine has stamped it."""
 
     model_config = ConfigDict(frozen=True)
@@ -88,6 +103,7 @@ class Event(BaseModel):
     route: Route | list[Route] | None = None
     state: dict[str, Any] | None = None
     long_running_tool_ids: frozenset[str] | None = None
+    message: str | None = None
 
     seq: int = 0
     session_id: str = ""
@@ -102,9 +118,10 @@ class Event(BaseModel):
     error: ErrorInfo | None = None
     status: str | None = None
     seen_seq: int | None = None
+    output_seq: int | None = None
 
 
-class RequestInput(BaseModel):
+class RequestInput(StrictModel):
     """Yield this from a node to pause the run until someone answers.
 
     ``response_schema`` may be a pydantic model, a type such as ``list[str]`` or a JSON

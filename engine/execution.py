@@ -21,6 +21,13 @@ def _is_workflow(node: BaseNode) -> bool:
     return node.is_workflow
 
 
+def _kind_of(fields: dict[str, Any]) -> str:
+    for kind in ("output", "route", "state"):
+        if kind in fields:
+            return kind
+    return "message"
+
+
 def _child_author(parent: Execution) -> str:
     """Events are authored by the nearest enclosing workflow."""
     return parent.node.name if _is_workflow(parent.node) else parent.author
@@ -206,12 +213,15 @@ class SessionRun:
         if isinstance(item, RequestInput):
             await self._ask(ex, [(item.interrupt_id, item.message, item.payload, item.response_schema)])
             return
-        route = state = ids = None
+        route = state = ids = message = None
         if isinstance(item, Event):
             output, route, state, ids = item.output, item.route, item.state, item.long_running_tool_ids
+            message = item.message
         else:
             output = item
         fields: dict[str, Any] = {}
+        if message is not None and not ids:
+            fields["message"] = message  # with interrupts it is their question instead
         if output is not None and not ex.delegated:
             ex.set_output(output)
             fields["output"] = to_json(output, f"The output of node {ex.path}")
@@ -226,10 +236,9 @@ class SessionRun:
         if delta:
             fields["state"] = to_json(delta, f"The state written by node {ex.path}")
         if fields:
-            kind = "output" if "output" in fields else "route" if "route" in fields else "state"
-            await self.writer.write(draft(kind, ex.path, ex.author, **fields))
+            await self.writer.write(draft(_kind_of(fields), ex.path, ex.author, **fields))
         if ids:
-            await self._ask(ex, [(interrupt_id, None, None, None) for interrupt_id in sorted(ids)])
+            await self._ask(ex, [(interrupt_id, message, None, None) for interrupt_id in sorted(ids)])
 
     async def _ask(self, ex: Execution, asks: list[tuple[str, str | None, Any, Any]]) -> None:
         drafts = []

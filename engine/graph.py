@@ -6,16 +6,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from .errors import ConfigurationError
 from .events import DEFAULT_ROUTE, Route
 from .nodes import START, BaseNode, JoinNode, as_node
+from .strict import StrictModel
 
 RouteKey = tuple[type, Any]
 
 
-class Edge(BaseModel):
+class Edge(StrictModel):
     """One transition, written out in full. ``from_node`` and ``to_node`` must be nodes."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)

@@ -16,10 +16,11 @@ from .context import Context
 from .errors import ConfigurationError, NodeInterruptedError, WorkflowError
 from .events import Event, RequestInput
 from .retry import RetryConfig
+from .strict import StrictModel
 from .values import validator
 
 
-class BaseNode(BaseModel):
+class BaseNode(StrictModel):
     """A node. Subclasses implement ``async def _run_impl(self, *, ctx, node_input)``.
 
     ``_run_impl`` is an async generator: it yields its output (or an ``Event``, or a

@@ -5,10 +5,12 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from .strict import StrictModel
 
 
-class RetryConfig(BaseModel):
+class RetryConfig(StrictModel):
     """How often and how soon a failed node runs again.
 
     Every field defaults to ``None``, meaning ADK's default: 5 attempts counting the

@@ -7,7 +7,7 @@ Fragments are autoescaped templates; only our own SVG is marked safe.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.db.models import Q
@@ -16,12 +16,13 @@ from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from wfapp import permissions
+from wfapp.models import Event as EventRow
 from wfapp.models import Interrupt, InterruptStatus, RunStatus, Session
 from wfapp.permissions import can_answer
 from wfapp.registry import all_workflows
 from wfapp.web import counts, queries
 from wfapp.web.graph_svg import render_graph
-from wfapp.web.readable import Row, answer_summary, pretty, rows
+from wfapp.web.readable import Row, answer_summary, pretty, preview, rows
 from wfapp.web.run_state import Entry, describe_event, fold_state, node_statuses
 from wfapp.web.schema_form import SchemaForm, bulk_decision
 from wfapp.web.transcripts import transcripts
@@ -39,6 +40,7 @@ class AskView:
     form: SchemaForm
     bulk: bool
     payload: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the asking step told the user first
 
     @property
     def dom_id(self) -> str:
@@ -57,15 +59,58 @@ class AskView:
         return answer_summary(self.row.answer)
 
 
-def ask_view(row: Interrupt, data: Any = None, *, allow_bulk: bool = True) -> AskView:
+def ask_view(
+    row: Interrupt, data: Any = None, *, allow_bulk: bool = True, notes: list[str] | None = None
+) -> AskView:
     """The view of one interrupt; `allow_bulk` offers the bulk checkbox (the inbox has the bulk form)."""
     form = SchemaForm(row.response_schema, data=data, id_prefix=f"i{row.pk}-")
     bulk = allow_bulk and bulk_decision(row.response_schema) is not None
-    return AskView(row, form, bulk, rows(row.payload, "Details"))
+    if notes is None:
+        notes = messages_before([row]).get(row.pk, [])
+    return AskView(row, form, bulk, rows(row.payload, "Details"), notes)
+
+
+MAX_NOTES = 5  # messages shown with a question: the latest ones
+
+
+def messages_before(asks: list[Interrupt]) -> dict[int, list[str]]:
+    """Interrupt pk -> the messages its step gave in the execution that asked (one query).
+
+    An execution's messages are those at the asking path after its latest ``started`` event
+    and before the question.
+    """
+    if not asks:
+        return {}
+    where = Q()
+    for ask in asks:
+        where |= Q(session_id=ask.session_id, node_path=ask.node_path, seq__lt=ask.request_seq)
+    found = (
+        EventRow.objects.filter(where)
+        .filter(Q(kind="started") | Q(data__has_key="message"))
+        .order_by("seq")
+        .values_list("session_id", "node_path", "seq", "kind", "data__message")
+    )
+    by_step: dict[tuple[str, str], list[tuple[int, str, Any]]] = {}
+    for session_id, node_path, seq, kind, message in found:
+        by_step.setdefault((session_id, node_path), []).append((seq, kind, message))
+    notes: dict[int, list[str]] = {}
+    for ask in asks:
+        said: list[str] = []
+        for seq, kind, message in by_step.get((ask.session_id, ask.node_path), []):
+            if seq >= ask.request_seq:
+                break
+            if kind == "started":
+                said = []
+            elif isinstance(message, str):
+                said.append(message)
+        if said:
+            notes[ask.pk] = said[-MAX_NOTES:]
+    return notes
 
 
 def ask_views(rows: list[Interrupt], *, allow_bulk: bool = True) -> list[AskView]:
-    return [ask_view(row, allow_bulk=allow_bulk) for row in rows]
+    notes = messages_before(rows)  # one query for every card
+    return [ask_view(row, allow_bulk=allow_bulk, notes=notes.get(row.pk, [])) for row in rows]
 
 
 @dataclass
@@ -106,11 +151,25 @@ def workflow_names() -> list[str]:
 # -- run page -------------------------------------------------------------------------------------
 
 
+def entry(r: dict[str, Any]) -> Entry:
+    """One timeline line; a message a step gave the user (``Event(message=...)``) is shown too."""
+    data = r["data"] or {}
+    described = describe_event(r["seq"], r["timestamp"], r["kind"], r["node_path"], r["author"], data)
+    message = data.get("message") if r["kind"] != "interrupt" else None
+    if not isinstance(message, str):
+        return described
+    if r["kind"] == "message":
+        return replace(described, title="Message", detail=preview(message, 300), full=_whole(message))
+    text = f"{message} · {described.detail}" if described.detail else message
+    return replace(described, title=f"Message · {described.title}", detail=preview(text, 300))
+
+
+def _whole(text: str) -> str:
+    return text if len(text) > 300 or "\n" in text else ""
+
+
 def entries(rows: list[dict[str, Any]]) -> list[Entry]:
-    return [
-        describe_event(r["seq"], r["timestamp"], r["kind"], r["node_path"], r["author"], r["data"] or {})
-        for r in rows
-    ]
+    return [entry(r) for r in rows]
 
 
 MAX_EXPANDED = 50  # graph nodes a page may ask to list all children of
