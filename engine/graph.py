@@ -155,8 +155,23 @@ def _chain(items: Sequence[Any]) -> list[Link]:
     return links
 
 
+def merged(links: list[Link]) -> list[Link]:
+    """One link per pair of nodes: edges between one pair with disjoint routes join up."""
+    by_pair: dict[tuple[int, int], Link] = {}
+    for link in links:
+        key = (id(link.source), id(link.target))
+        first = by_pair.get(key)
+        by_pair[key] = (
+            link
+            if first is None
+            else Link(link.source, link.target, first.routes + link.routes, first.origin)
+        )
+    return list(by_pair.values())
+
+
 def compile_graph(links: list[Link]) -> Graph:
     """Index validated links for scheduling."""
+    links = merged(links)
     nodes: dict[str, BaseNode] = {}
     outgoing: dict[str, Outgoing] = {}
     predecessors: dict[str, list[str]] = {}

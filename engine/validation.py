@@ -6,7 +6,7 @@ from collections import defaultdict
 
 from .errors import GraphValidationError
 from .events import DEFAULT_ROUTE
-from .graph import Link
+from .graph import Link, route_key
 from .nodes import START, BaseNode
 from .values import is_model
 
@@ -83,18 +83,39 @@ def check_reachable(links: list[Link]) -> None:
 
 
 def check_no_duplicate_edges(links: list[Link]) -> None:
-    """Rule 5: the same two nodes are joined at most once."""
-    seen: set[tuple[int, int]] = set()
+    """Rule 5: the same two nodes are joined once, or by edges whose routes are disjoint.
+
+    Two edges between one pair with different routes are one conditional connection (as a
+    routing map with two keys for one node is); the rule catches a copy-pasted edge: the
+    same pair with the same, an overlapping or no route.
+    """
+    seen: dict[tuple[int, int], list[Link]] = {}
     for link in links:
-        key = (id(link.source), id(link.target))
-        if key in seen:
-            raise GraphValidationError(
-                5,
-                "no duplicate edges",
-                f"the edge {link.source.name} -> {link.target.name} is listed twice",
-                [link.source.name, link.target.name],
-            )
-        seen.add(key)
+        earlier = seen.setdefault((id(link.source), id(link.target)), [])
+        for other in earlier:
+            problem = _overlap(other, link)
+            if problem:
+                raise GraphValidationError(
+                    5,
+                    "no duplicate edges",
+                    f"the edge {link.source.name} -> {link.target.name} is listed twice{problem}; "
+                    "list it once, or give each edge routes of its own",
+                    [link.source.name, link.target.name],
+                )
+        earlier.append(link)
+
+
+def _overlap(first: Link, second: Link) -> str:
+    """Why two edges between one pair clash ('' when their routes are disjoint)."""
+    if not first.routes and not second.routes:
+        return " without a route"
+    if not first.routes or not second.routes:
+        return ", once without a route (an unconditional edge is taken whatever the route)"
+    keys = {route_key(route) for route in first.routes}
+    shared = [route for route in second.routes if route_key(route) in keys]
+    if shared:
+        return f" with the route{'s' if len(shared) > 1 else ''} {', '.join(map(repr, shared))}"
+    return ""
 
 
 def check_default_routes(links: list[Link]) -> None:

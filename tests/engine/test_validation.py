@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from engine import DEFAULT_ROUTE, START, Edge, FunctionNode, Workflow
+from engine import DEFAULT_ROUTE, START, Edge, Event, FunctionNode, Runner, Workflow
 from engine.errors import GraphValidationError
 
 
@@ -125,17 +125,62 @@ def test_rule5_duplicate_through_chain_tuples() -> None:
     rejects(5, [(START, a, b), (a, b)], "a", "b")
 
 
-def test_rule5_same_pair_with_different_routes() -> None:
+def test_rule5_same_pair_with_disjoint_routes_is_one_conditional_connection() -> None:
     a, b = step("a"), step("b")
-    rejects(
+    explicit = Workflow(
+        name="wf",
+        edges=[
+            Edge(from_node=START, to_node=a),
+            Edge(from_node=a, to_node=b, route="x"),
+            Edge(from_node=a, to_node=b, route=["y", 3]),
+        ],
+    )
+    mapped = Workflow(name="wf", edges=[(START, a, {"x": b, "y": b, 3: b})])
+    assert explicit.describe()["edges"] == mapped.describe()["edges"]
+    assert [e for e in explicit.describe()["edges"] if e["source"] == "a"] == [
+        {"source": "a", "target": "b", "routes": ["x", "y", 3]}
+    ]
+
+
+def test_rule5_an_edge_and_a_routing_map_with_disjoint_routes_are_fine() -> None:
+    a, b = step("a"), step("b")
+    Workflow(name="wf", edges=[(START, a, {"x": b}), Edge(from_node=a, to_node=b, route="y")])
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "says"),
+    [
+        ("x", "x", "with the route 'x'"),
+        (["x", "y"], ["y", "z"], "with the route 'y'"),
+        (None, "x", "once without a route"),
+        ("x", None, "once without a route"),
+        (DEFAULT_ROUTE, DEFAULT_ROUTE, "with the route '__DEFAULT__'"),
+    ],
+)
+def test_rule5_same_pair_with_the_same_overlapping_or_no_route(first: Any, second: Any, says: str) -> None:
+    a, b = step("a"), step("b")
+    error = rejects(
         5,
         [
             Edge(from_node=START, to_node=a),
-            Edge(from_node=a, to_node=b, route="x"),
-            Edge(from_node=a, to_node=b, route="y"),
+            Edge(from_node=a, to_node=b, route=first),
+            Edge(from_node=a, to_node=b, route=second),
         ],
         "a",
         "b",
+    )
+    assert says in str(error)
+
+
+def test_rule5_routes_match_by_type_so_true_and_1_are_disjoint() -> None:
+    a, b = step("a"), step("b")
+    Workflow(
+        name="wf",
+        edges=[
+            Edge(from_node=START, to_node=a),
+            Edge(from_node=a, to_node=b, route=True),
+            Edge(from_node=a, to_node=b, route=1),
+        ],
     )
 
 
@@ -312,3 +357,27 @@ def test_rule8_applies_to_a_nested_workflows_output() -> None:
     inner = Workflow(name="inner", edges=[(START, write)])
     rejects(8, [(START, inner, review)], "inner", "review")
     Workflow(name="wf", edges=[(START, inner, read)])
+
+
+async def test_disjoint_routes_between_one_pair_run_the_target_once_per_activation() -> None:
+    ran: list[Any] = []
+
+    def router(node_input: Any) -> Event:
+        return Event(output=node_input, route=["x", "y"] if node_input == "both" else node_input)
+
+    def target(node_input: Any) -> Any:
+        ran.append(node_input)
+        return node_input
+
+    a, b = FunctionNode(router, name="a"), FunctionNode(target, name="b")
+    workflow = Workflow(
+        name="wf",
+        edges=[
+            Edge(from_node=START, to_node=a),
+            Edge(from_node=a, to_node=b, route="x"),
+            Edge(from_node=a, to_node=b, route="y"),
+        ],
+    )
+    for emitted in ("x", "y", "both", "z"):
+        await Runner(workflow).run(emitted)
+    assert ran == ["x", "y", "both"]
