@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from .errors import RuleViolation
+from .errors import NodeUsageError, RuleViolation
 
 if TYPE_CHECKING:
     from .execution import SessionRun
@@ -88,8 +88,8 @@ class Execution:
         if self.delegated:
             return  # a use_as_output child already gave this node its output
         if self.has_output:
-            raise self.violate(
-                RuleViolation(f"Node {self.path}: output already set. A node can produce at most one output.")
+            raise NodeUsageError(
+                f"Node {self.path}: output already set. A node can produce at most one output."
             )
         self.output = self.node.check_output(value)
         self.has_output = True

@@ -132,11 +132,22 @@ class WorkflowError(EngineError):
 WorkflowDataError = WorkflowError
 
 
-class RuleViolation(WorkflowError):
-    """A node broke one of the engine's rules (``run_node`` without ``rerun_on_resume``, a
-    numeric run id, a second output, a duplicate interrupt id, ...).
+class NodeUsageError(WorkflowError, ValueError):
+    """A call the engine refuses, raised at the call: ``ctx.run_node`` with a purely numeric
+    (or '/' or '@') custom run id or a second ``use_as_output`` in one execution, or a second
+    ``ctx.output = ...``.
 
-    It fails the run even when the node catches it: such a run cannot be resumed correctly.
+    The node may catch it and go on: nothing happened for the refused call (the numeric-id
+    child never runs, an earlier delegation or output stands), and the same code is refused
+    the same way on replay. Uncaught, it fails the node.
+    """
+
+
+class RuleViolation(WorkflowError):
+    """A node broke a rule that would make its resume wrong (``run_node`` without
+    ``rerun_on_resume``, a duplicate pending interrupt id).
+
+    It fails the execution even when the node catches it.
     """
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from .answers import check_schema
 from .context import Context, Execution, State
-from .errors import NodeInterruptedError, NodeTimeoutError, RuleViolation, WorkflowError
+from .errors import NodeInterruptedError, NodeTimeoutError, RuleViolation, NodeUsageError, WorkflowError
 from .events import ErrorInfo, Event, Interrupt, RequestInput
 from .nodes import BaseNode, as_node
 from .outcome import Outcome, checked_route, split_group
@@ -320,17 +320,13 @@ class SessionRun:
         else:
             run_id = str(run_id)
             if run_id.isdigit() or "/" in run_id or "@" in run_id:
-                raise parent.violate(
-                    RuleViolation(
-                        f'Explicit run_id "{run_id}" for node "{child.name}" must contain non-numeric '
-                        "characters (and no '/' or '@') to prevent collision with auto-generated IDs."
-                    )
+                raise NodeUsageError(
+                    f'Explicit run_id "{run_id}" for node "{child.name}" must contain non-numeric '
+                    "characters (and no '/' or '@') to prevent collision with auto-generated IDs."
                 )
         if use_as_output:
             if parent.delegated:
-                raise parent.violate(
-                    RuleViolation(f"Node {parent.path} already has a use_as_output delegate.")
-                )
+                raise NodeUsageError(f"Node {parent.path} already has a use_as_output delegate.")
             parent.delegated = True
         parent.allocated += 1
         path = f"{parent.path}/{child.name}@{run_id}"

@@ -11,11 +11,11 @@ import pytest
 from pydantic import BaseModel
 
 from engine import Context, InMemoryEventStore, RequestInput, Runner, node
-from engine.errors import InterruptAlreadyAnswered, InvalidAnswerError, UnknownInterruptError
+from engine.errors import InterruptAlreadyAnswered, InvalidAnswerError, NodeUsageError, UnknownInterruptError
 
 from .builders import single
 
-# -- broken rules end the run, even when caught ---------------------------------------------
+# -- uncaught, a refused call fails the run naming the node and the rule ------------------------
 
 
 async def test_numeric_custom_run_id_fails_the_run_naming_node_and_rule(store: InMemoryEventStore) -> None:
@@ -91,44 +91,132 @@ async def test_run_node_from_a_node_without_rerun_on_resume_fails_the_run(
     assert calls["child"] == 0
 
 
-def swallowing(rule: str) -> Any:
-    """An orchestrator that breaks ``rule`` inside a broad ``except Exception``."""
-
+async def test_run_node_without_rerun_on_resume_fails_the_run_even_inside_except_exception(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
     @node
     def child(node_input: Any) -> str:
+        calls["child"] += 1
         return "child"
 
+    @node
     async def orch(ctx: Context) -> str:
         try:
-            if rule == "rerun_on_resume":
-                return await ctx.run_node(child)
-            if rule == "numeric run_id":
-                return await ctx.run_node(child, run_id="7")
-            await ctx.run_node(child, use_as_output=True)
-            await ctx.run_node(child, use_as_output=True)
+            return await ctx.run_node(child)
         except Exception:
             return "swallowed"
-        return "unreachable"
 
-    return node(orch, rerun_on_resume=rule != "rerun_on_resume")
+    result = await Runner(single(orch), store=store).run()
+
+    assert result.status == "failed"  # a resume could never re-acquire the child's result
+    assert "wf@1/orch@1" in (result.error or "") and "rerun_on_resume" in (result.error or "")
+    assert calls["child"] == 0
 
 
-@pytest.mark.parametrize(
-    ("rule", "named"),
-    [
-        ("rerun_on_resume", "rerun_on_resume"),
-        ("numeric run_id", "non-numeric"),
-        ("use_as_output", "use_as_output"),
-    ],
-)
-async def test_broken_run_node_rule_fails_the_run_even_inside_except_exception(
-    store: InMemoryEventStore, rule: str, named: str
+# -- refused calls raise a ValueError at the call; the node may catch it and go on ---------------
+
+
+async def test_a_caught_numeric_run_id_leaves_the_child_unrun_and_the_node_goes_on(
+    calls: Counter[str], store: InMemoryEventStore
 ) -> None:
-    result = await Runner(single(swallowing(rule)), store=store).run()
+    @node
+    def process(node_input: Any) -> Any:
+        calls[f"process {node_input}"] += 1
+        return node_input
 
-    assert result.status == "failed"  # "Workflow errors ... end the run as failed"
-    assert "wf@1/orch@1" in (result.error or "") or "orch" in (result.error or "")
-    assert named in (result.error or "")
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> Any:
+        try:
+            ctx.run_node(process, "numeric", run_id="42")
+        except ValueError as error:
+            assert isinstance(error, NodeUsageError)
+            refused = str(error)
+        return [refused, await ctx.run_node(process, "auto")]
+
+    runner = Runner(single(orch), store=store)
+    result = await runner.run()
+
+    assert result.status == "completed"
+    assert '"42"' in result.output[0] and "non-numeric" in result.output[0]
+    assert result.output[1] == "auto"
+    assert calls == Counter({"process auto": 1})
+    paths = [e.node_path for e in await store.list_events(result.session_id)]
+    assert "wf@1/orch@1/process@1" in paths and not any("@42" in p for p in paths)
+
+
+async def test_a_caught_second_use_as_output_keeps_the_first_delegation(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node
+    def worker(node_input: Any) -> Any:
+        calls[f"worker {node_input}"] += 1
+        return node_input
+
+    @node(rerun_on_resume=True)
+    async def delegator(ctx: Context) -> Any:
+        await ctx.run_node(worker, "first", use_as_output=True)
+        try:
+            ctx.run_node(worker, "second", use_as_output=True)
+        except ValueError as error:
+            assert "use_as_output" in str(error) and "wf@1/delegator@1" in str(error)
+        return "own output, ignored after delegating"
+
+    result = await Runner(single(delegator), store=store).run()
+
+    assert (result.status, result.output) == ("completed", "first")
+    assert calls == Counter({"worker first": 1})
+
+
+async def test_caught_refusals_are_the_same_on_replay(calls: Counter[str], store: InMemoryEventStore) -> None:
+    @node
+    def worker(node_input: Any) -> Any:
+        calls["worker"] += 1
+        return node_input
+
+    @node
+    async def approve(node_input: Any) -> AsyncGenerator[Any, None]:
+        calls["approve"] += 1
+        yield RequestInput(interrupt_id="ok", message="ok?")
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context) -> Any:
+        calls["orch"] += 1
+        refused = []
+        for call in (
+            lambda: ctx.run_node(worker, 1, run_id="7"),
+            lambda: ctx.run_node(worker, 2, use_as_output=True),
+            lambda: ctx.run_node(worker, 3, use_as_output=True),
+        ):
+            try:
+                pending = call()
+            except NodeUsageError as error:
+                refused.append(type(error).__name__)
+            else:
+                await pending
+        answer = await ctx.run_node(approve)
+        return [refused, answer]
+
+    runner = Runner(single(orch), store=store)
+    first = await runner.run()
+    assert first.status == "waiting"
+    done = await runner.resume(first.session_id, {"ok": "yes"})
+
+    assert (done.status, done.output) == ("completed", 2)  # the first delegation is the output
+    assert calls == Counter({"orch": 2, "worker": 1, "approve": 1})
+
+
+async def test_a_caught_second_ctx_output_keeps_the_first(store: InMemoryEventStore) -> None:
+    @node
+    async def twice(ctx: Context) -> None:
+        ctx.output = "first"
+        try:
+            ctx.output = "second"
+        except ValueError as error:
+            assert "output already set" in str(error)
+
+    result = await Runner(single(twice), store=store).run()
+
+    assert (result.status, result.output) == ("completed", "first")
 
 
 async def test_two_children_asking_the_same_pending_interrupt_id_fail_the_run_naming_both(
