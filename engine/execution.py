@@ -8,7 +8,7 @@ from typing import Any
 
 from .answers import check_schema
 from .context import Context, Execution, State
-from .errors import NodeInterruptedError, NodeTimeoutError, RuleViolation, NodeUsageError, WorkflowError
+from .errors import NodeInterruptedError, NodeTimeoutError, NodeUsageError, RuleViolation, WorkflowError
 from .events import ErrorInfo, Event, Interrupt, RequestInput
 from .nodes import BaseNode, as_node
 from .outcome import Outcome, checked_route, split_group
