@@ -69,6 +69,7 @@ class Execution:
     task: asyncio.Task[Any] | None
     attempt: int = 1
     output: Any = None
+    output_seq: int = 0  # the event carrying a delivered output (a delegate's, a terminal's)
     has_output: bool = False
     output_persisted: bool = False
     delegated: bool = False
@@ -100,9 +101,10 @@ class Execution:
             self.violation = error
         return error
 
-    def deliver(self, value: Any) -> None:
-        """Take an output that a child already persisted as this node's output."""
+    def deliver(self, value: Any, seq: int = 0) -> None:
+        """Take an output that a child already persisted (in the event at ``seq``) as this node's."""
         self.output = value
+        self.output_seq = seq
         self.has_output = self.output_persisted = True
 
     def add_interrupts(self, ids: list[str]) -> None:
@@ -113,6 +115,7 @@ class Execution:
     def new_attempt(self) -> None:
         self.attempt += 1
         self.output = self.route = None
+        self.output_seq = 0
         self.has_output = self.output_persisted = self.delegated = self.route_pending = False
         self.interrupts.clear()
         self.detached.clear()
@@ -219,6 +222,6 @@ class Context:
         """
         return await self._run.execute_static(self._ex, node, node_input, path, delegate)
 
-    def deliver_output(self, value: Any) -> None:
-        """Make an already persisted child output this node's output."""
-        self._ex.deliver(value)
+    def deliver_output(self, value: Any, seq: int = 0) -> None:
+        """Make an already persisted child output (in the event at ``seq``) this node's output."""
+        self._ex.deliver(value, seq)

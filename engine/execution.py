@@ -57,7 +57,8 @@ class SessionRun:
             return None
         action = decide(record, rerun_on_resume=node.rerun_on_resume, is_workflow=_is_workflow(node))
         if action is Action.FORWARD:
-            return Outcome("completed", node.restore_output(record.output), record.route, seq=record.seq)
+            output = node.restore_output(record.output)
+            return Outcome("completed", output, record.route, seq=record.seq, output_seq=record.output_seq)
         if action is Action.WAIT:
             return Outcome("waiting", interrupts=list(record.pending))
         return None
@@ -70,7 +71,8 @@ class SessionRun:
         action = decide(record, rerun_on_resume=node.rerun_on_resume, is_workflow=_is_workflow(node))
         if record is not None:
             if action is Action.FORWARD:
-                return Outcome("completed", node.restore_output(record.output), record.route)
+                output = node.restore_output(record.output)
+                return Outcome("completed", output, record.route, output_seq=record.output_seq)
             if action is Action.WAIT:
                 return Outcome("waiting", interrupts=list(record.pending))
             if action is Action.ANSWER:
@@ -101,7 +103,7 @@ class SessionRun:
             await self.writer.write(draft("error", path, author, error=info))
             return Outcome("failed", error=error)
         await self.writer.write(draft("completed", path, author, output=answers, output_for=targets))
-        return Outcome("completed", output)
+        return Outcome("completed", output, output_seq=record.output_seq)
 
     async def execute_static(
         self, parent: Execution, node: BaseNode, node_input: Any, path: str, delegate: bool
@@ -152,6 +154,8 @@ class SessionRun:
                 else:
                     if final is not None:
                         await self.writer.write(final)
+                    if outcome.status == "completed" and ex.has_output:
+                        outcome.output_seq = ex.output_seq or self._output_seq(ex.path)
                     return outcome
             await self._record_failure(ex, failure)
             policy = node.retry_config
@@ -160,6 +164,10 @@ class SessionRun:
                 ex.new_attempt()
                 continue
             return Outcome("failed", error=failure)
+
+    def _output_seq(self, path: str) -> int:
+        record = self.index.records.get(path)
+        return record.output_seq if record is not None else 0
 
     async def _attempt(self, ctx: Context, ex: Execution, node_input: Any) -> None:
         node = ex.node
@@ -364,7 +372,7 @@ class SessionRun:
             future.set_result(outcome)
         if outcome.status == "completed":
             if use_as_output:
-                parent.deliver(outcome.output)
+                parent.deliver(outcome.output, outcome.output_seq)
             return outcome.output
         if outcome.status == "waiting":
             parent.add_interrupts(outcome.interrupts)

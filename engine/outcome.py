@@ -19,6 +19,7 @@ class Outcome:
     interrupts: list[str] = field(default_factory=list)
     error: BaseException | None = None
     seq: int = 0  # for a replayed completion: where it happened in the log
+    output_seq: int = 0  # the event that carries the output (0: none)
 
 
 def split_group(ex: Execution, group: BaseExceptionGroup[Any]) -> tuple[bool, BaseException | None]:

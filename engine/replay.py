@@ -25,6 +25,7 @@ class NodeRecord:
         "failed_below",
         "has_output",
         "output",
+        "output_seq",
         "pending",
         "resolved",
         "route",
@@ -38,6 +39,7 @@ class NodeRecord:
         self.done = False
         self.has_output = False
         self.output: Any = None
+        self.output_seq = 0  # the event that carries the output
         self.route: Any = None
         self.error: ErrorInfo | None = None
         # Most paths never see a question or a failure: these share one empty value until
@@ -80,6 +82,7 @@ class NodeRecord:
     def forget_outcome(self) -> None:
         self.output = self.route = None
         self.has_output = False
+        self.output_seq = 0
 
 
 _NO_QUESTIONS: dict[str, Interrupt] = {}
@@ -105,6 +108,8 @@ class ReplayIndex:
     status: str | None = None
     error: ErrorInfo | None = None
     output: Any = None
+    # seq -> output of the events that carry the workflow's own output (usually one a run)
+    root_outputs: dict[int, Any] = field(default_factory=dict)
 
     def record(self, path: str) -> NodeRecord:
         record = self.records.get(path)
@@ -143,7 +148,11 @@ class ReplayIndex:
             self.status = event.status
             self.error = event.error if event.status == "failed" else None
             if event.status == "completed":
-                self.output = event.output
+                # The status points at the event carrying the output (logs written before it
+                # did carry the output themselves).
+                self.output = (
+                    event.output if event.output is not None else self.root_outputs.get(event.output_seq or 0)
+                )
 
     def _apply_outcome(self, event: Event) -> None:
         if event.output is not None:
@@ -151,6 +160,9 @@ class ReplayIndex:
                 record = self.record(path)
                 record.output = event.output
                 record.has_output = True
+                record.output_seq = event.seq
+                if path == self.root_path:
+                    self.root_outputs[event.seq] = event.output
         if event.route is not None:
             self.record(event.node_path).route = event.route
         if event.kind == "completed":

@@ -254,8 +254,13 @@ class Runner:
         session_id, index, writer = loaded.info.session_id, loaded.index, loaded.writer
         author = self.workflow.name
         if outcome.status == "completed":
-            output = to_json(outcome.output, "The workflow output")
-            await writer.write(draft("status", self._root, author, status="completed", output=output))
+            # The output is in the log once, in the event that produced it: point at it.
+            fields: dict[str, Any] = {"output_seq": outcome.output_seq}
+            if outcome.output is not None and not outcome.output_seq:
+                fields = {"output": to_json(outcome.output, "The workflow output")}  # never lose it
+            elif outcome.output is None:
+                fields = {}
+            await writer.write(draft("status", self._root, author, status="completed", **fields))
         elif outcome.status == "waiting":
             pass  # written by _execute, which goes on when an answer slipped in before it
         else:

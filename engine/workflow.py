@@ -114,13 +114,13 @@ class Workflow(BaseNode):
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
         outputs = await _Scheduler(self, ctx).run(node_input)
         if len(outputs) > 1:
-            names = ", ".join(name for name, _ in outputs)
+            names = ", ".join(name for name, _, _ in outputs)
             raise WorkflowError(
                 f"Workflow {self.name}: multiple terminal nodes produced output ({len(outputs)}: {names}). "
                 "A workflow must have at most one terminal output; join the branches with a JoinNode."
             )
         if outputs:
-            ctx.deliver_output(outputs[0][1])
+            ctx.deliver_output(outputs[0][1], outputs[0][2])
         return
         yield  # pragma: no cover
 
@@ -137,14 +137,14 @@ class _Scheduler:
         self.running: dict[asyncio.Task[Any], BaseNode] = {}
         self.activations: dict[str, int] = {}
         self.joins: dict[str, dict[str, Any]] = {}
-        self.terminal_outputs: list[tuple[str, Any]] = []
+        self.terminal_outputs: list[tuple[str, Any, int]] = []  # name, output, its event's seq
         self.interrupts: list[str] = []
         self.failure: BaseException | None = None
         self.finished: deque[asyncio.Task[Any]] = deque()
         self.replayed: list[tuple[int, int, BaseNode, Any]] = []  # heap by recorded seq
         self.wakeup: asyncio.Future[None] | None = None
 
-    async def run(self, node_input: Any) -> list[tuple[str, Any]]:
+    async def run(self, node_input: Any) -> list[tuple[str, Any, int]]:
         self._trigger(START, node_input, None)
         try:
             while True:
@@ -227,7 +227,7 @@ class _Scheduler:
     def _settle(self, node: BaseNode, outcome: Any) -> None:
         if outcome.status == "completed":
             if node.name in self.graph.terminal and outcome.output is not None:
-                self.terminal_outputs.append((node.name, outcome.output))
+                self.terminal_outputs.append((node.name, outcome.output, outcome.output_seq))
             self._trigger(node, outcome.output, outcome.route)
         elif outcome.status == "waiting":
             self.interrupts.extend(i for i in outcome.interrupts if i not in self.interrupts)

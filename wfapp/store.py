@@ -42,6 +42,7 @@ from . import doorbell, store_inline, store_sql
 from .errors import LeaseLostError
 from .lease import Lease
 from .models import AnswerAttempt, AttemptOutcome, Interrupt, InterruptStatus, RunStatus, Session
+from .models import Event as EventRow
 
 _SETTLED = frozenset({RunStatus.WAITING, RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED})
 _CLOSING = frozenset({RunStatus.COMPLETED, RunStatus.CANCELLED})
@@ -97,6 +98,26 @@ class _Appended:
     inbox_changed: bool
 
 
+@dataclass(frozen=True, slots=True)
+class _OutputAt:
+    """The run's output is that of the event at ``seq`` (the status points at it)."""
+
+    seq: int
+
+
+def _resolve_output(session_id: str, updates: dict[str, Any], events: Sequence[Event]) -> None:
+    """Fill the Session.output projection from the event the completed status points at."""
+    ref = updates.get("output")
+    if not isinstance(ref, _OutputAt):
+        return
+    for event in events:
+        if event.seq == ref.seq:
+            updates["output"] = Event(output=event.output).model_dump(mode="json")["output"]
+            return
+    data = EventRow.objects.filter(session_id=session_id, seq=ref.seq).values_list("data", flat=True).first()
+    updates["output"] = (data or {}).get("output")
+
+
 def _session_updates(events: Sequence[Event]) -> dict[str, Any]:
     """The session columns a batch's status events change, besides ``last_seq``/``updated_at``."""
     updates: dict[str, Any] = {}
@@ -108,7 +129,11 @@ def _session_updates(events: Sequence[Event]) -> dict[str, Any]:
             if event.status in (RunStatus.COMPLETED, RunStatus.RUNNING):
                 updates["error"] = None  # a retried run that now succeeds has no error
             if event.status == RunStatus.COMPLETED:
-                updates["output"] = Event(output=event.output).model_dump(mode="json")["output"]
+                updates["output"] = (
+                    _OutputAt(event.output_seq)
+                    if event.output is None and event.output_seq
+                    else Event(output=event.output).model_dump(mode="json")["output"]
+                )
             if event.status == RunStatus.FAILED and event.error is not None:
                 updates["error"] = event.error.model_dump(mode="json")
     return updates
@@ -238,6 +263,7 @@ class DjangoEventStore:
         """
         batch = self._plan(session_id, events, expected_seq)
         updates, status = batch.updates, batch.updates.get("status")
+        _resolve_output(session_id, updates, events)  # events are never rewritten: read before
         sql = store_sql.for_connection(connection)
         values = [_adapt(column, value) for column, value in updates.items()]
         touch = [
