@@ -38,7 +38,7 @@ from engine.errors import (
 )
 from engine.store import STATUSES
 
-from . import doorbell, store_inline, store_sql
+from . import doorbell, store_cache, store_inline, store_sql
 from .errors import LeaseLostError
 from .lease import Lease
 from .models import AnswerAttempt, AttemptOutcome, Interrupt, InterruptStatus, RunStatus, Session
@@ -172,6 +172,7 @@ class DjangoEventStore:
             if not batch.project and not batch.updates:
                 if self._inline.append(session_id, events, expected_seq, batch.lease):
                     self._settle(session_id, batch.last_seq, batch.known_clear)
+                    store_cache.LOGS.appended(session_id, expected_seq, events)
                     if self._inline.commits % store_inline.CHECKPOINT_EVERY == 0:
                         self._checkpoint = asyncio.ensure_future(self._in_thread(_checkpoint))
                         self._checkpoint.add_done_callback(_log_failure)
@@ -283,6 +284,11 @@ class DjangoEventStore:
             else:
                 clear = batch.known_clear or status in _CLOSING
         self._settle(session_id, batch.last_seq, clear)
+        if status in _CLOSING or connection.in_atomic_block:
+            # A closed run is not resumed again; inside someone's transaction, not committed yet.
+            store_cache.LOGS.forget(session_id)
+        else:
+            store_cache.LOGS.appended(session_id, expected_seq, events)
         return _Appended(batch.last_seq, "status" in updates, inbox_changed)
 
     def _project_interrupts(
@@ -368,7 +374,21 @@ class DjangoEventStore:
         )
 
     def list_events_sync(self, session_id: str, after_seq: int = 0, limit: int | None = None) -> list[Event]:
-        """The events after ``after_seq``, in order (at most ``limit`` of them)."""
+        """The events after ``after_seq``, in order (at most ``limit`` of them).
+
+        Without a limit, the logs of active runs come from ``store_cache`` and only what was
+        appended since is read.
+        """
+        if limit is None and not connection.in_atomic_block:  # only committed rows are kept
+            row = Session.objects.filter(pk=session_id).values_list("created_at", "last_seq").first()
+            if row is None:
+                raise UnknownSessionError(session_id)
+            return store_cache.LOGS.read(
+                session_id, after_seq, row, functools.partial(self._read, session_id)
+            )
+        return self._read(session_id, after_seq, limit)
+
+    def _read(self, session_id: str, after_seq: int, limit: int | None = None) -> list[Event]:
         sql = store_sql.for_connection(connection).select_events(limit is not None)
         params: list[Any] = [session_id, after_seq] if limit is None else [session_id, after_seq, limit]
         with connection.cursor() as cursor:
