@@ -38,18 +38,9 @@ async def test_events_another_process_appended_are_read_after_the_kept_ones(tran
     user = await sync_to_async(User.objects.create_user)("ann")
     permission = await Permission.objects.aget(codename="answer_interrupt")
     await sync_to_async(user.user_permissions.add)(permission)
+    answer = ["wf", "answer", waiting.session_id, "ok", "--answer", '{"approved": true}', "--user", "ann"]
     answered = await sync_to_async(subprocess.run)(
-        [
-            sys.executable,
-            "manage.py",
-            "wf",
-            "answer",
-            waiting.session_id,
-            "ok",
-            "--answer",
-            '{"approved": true}',
-        ]
-        + ["--user", "ann"],
+        [sys.executable, "manage.py", *answer],
         cwd=ROOT,
         env=subprocess_env(),
         capture_output=True,
