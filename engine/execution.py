@@ -10,7 +10,7 @@ from .answers import check_schema
 from .context import Context, Execution, State
 from .errors import NodeInterruptedError, NodeTimeoutError, NodeUsageError, RuleViolation, WorkflowError
 from .events import ErrorInfo, Event, Interrupt, RequestInput
-from .nodes import BaseNode, as_node
+from .nodes import BaseNode, Returned, as_node
 from .outcome import Outcome, checked_route, split_group
 from .replay import Action, NodeRecord, ReplayIndex, answers_as_output, decide
 from .values import json_schema, to_json
@@ -185,18 +185,23 @@ class SessionRun:
 
     async def _consume(self, ex: Execution, produced: Any) -> None:
         """Emit what ``_run_impl`` yields; a coroutine ``_run_impl``'s return value is its output."""
-        if not hasattr(produced, "__anext__"):
-            result = await produced
-            if isinstance(result, Event | RequestInput):
-                await self._emit(ex, result)
-            elif result is not None:
-                ex.set_output(result)
+        if type(produced) is Returned:
+            result = produced.value
+        elif hasattr(produced, "__anext__"):
+            try:
+                async for item in produced:
+                    await self._emit(ex, item)
+            finally:
+                await produced.aclose()
             return
-        try:
-            async for item in produced:
-                await self._emit(ex, item)
-        finally:
-            await produced.aclose()
+        else:
+            result = await produced
+        if result is None:
+            return
+        if isinstance(result, Event | RequestInput):
+            await self._emit(ex, result)
+        else:
+            ex.set_output(result)
 
     async def _drain(self, ex: Execution) -> None:
         """Let children started in other tasks (``asyncio.gather``) reach their outcome.

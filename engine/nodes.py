@@ -6,15 +6,15 @@ import asyncio
 import inspect
 import weakref
 from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import ConfigDict, ValidationError, field_validator
 
 from .binding import Signature, bind, read_signature
 from .context import Context
 from .errors import ConfigurationError, NodeInterruptedError, WorkflowError
-from .events import Event, RequestInput
 from .retry import RetryConfig
 from .strict import StrictModel
 from .values import validator
@@ -156,30 +156,31 @@ class FunctionNode(BaseNode):
             return _CORO
         return _SYNC
 
-    async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
+    def _run_impl(self, *, ctx: Context, node_input: Any) -> Any:  # type: ignore[override]
+        """Call the function: a plain return comes back as ``Returned``, a coroutine as itself.
+
+        Only generator functions go through an async generator: a plain call is most nodes,
+        and a generator per call was a good part of a node's cost.
+        """
         kwargs = bind(self.signature, self.name, ctx, node_input)
         style = self.style
         if style == _SYNC:
-            result = self.func(**kwargs)
-        elif style == _CORO:
-            result = await self.func(**kwargs)
-        elif style == _ASYNC_GEN:
-            async for item in self.func(**kwargs):
-                yield item
-            return
-        else:
-            for item in self.func(**kwargs):
-                yield item
-            return
-        if result is None:
-            return
-        if isinstance(result, BaseModel) and _is_signal(result):
-            yield result
-            return
-        # A returned value rides on the node's completion event (one event, not two).
-        ctx.output = result
-        return
-        yield  # pragma: no cover
+            return Returned(self.func(**kwargs))
+        if style == _GEN:
+            return _iterate(self.func(**kwargs))
+        return self.func(**kwargs)  # a coroutine (its return value is the output) or an async generator
+
+
+@dataclass(slots=True)
+class Returned:
+    """What a plain function returned: the node's output, or an ``Event``/``RequestInput``."""
+
+    value: Any
+
+
+async def _iterate(items: Any) -> AsyncGenerator[Any, None]:
+    for item in items:
+        yield item
 
 
 class JoinNode(BaseNode):
@@ -222,10 +223,6 @@ class ParallelWorker(BaseNode):
         if waiting:
             raise NodeInterruptedError([i for r in waiting for i in r.interrupt_ids], ctx.node_path)
         yield list(results)
-
-
-def _is_signal(value: BaseModel) -> bool:
-    return isinstance(value, Event | RequestInput)
 
 
 _wrapped: weakref.WeakKeyDictionary[Callable[..., Any], FunctionNode] = weakref.WeakKeyDictionary()
