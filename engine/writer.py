@@ -51,6 +51,7 @@ class LogWriter:
         self._kick_scheduled = False
         self._background: set[asyncio.Task[None]] = set()
         self._inflight: asyncio.Task[None] | None = None
+        self._nowait: Callable[..., int] | None = getattr(store, "append_nowait", None)
         self.absorbed_answers = 0  # answers others appended during this turn
         self._sealed = False
         self.listeners: list[Callable[[Event], None]] = []
@@ -94,8 +95,17 @@ class LogWriter:
 
         The append itself runs as its own task, shielded: a caller cancelled mid-append (a
         timeout, a TaskGroup) does not cut a commit in half, the log and the index stay in
-        step, and the next flush waits for it.
+        step, and the next flush waits for it. A store whose append never waits
+        (``append_nowait``, the in-memory one) is called right here: nothing to cut in half.
         """
+        nowait = self._nowait
+        if (
+            nowait is not None
+            and self._inflight is None
+            and not self._lock.locked()
+            and self._flush_now(nowait)
+        ):
+            return
         async with self._lock:
             inflight = self._inflight
             if inflight is not None:
@@ -108,15 +118,7 @@ class LogWriter:
                 return
             batch, self._buffer = self._buffer, []
             expected = self._index.last_seq
-            seq = expected
-            session_id, invocation_id = self._session_id, self._invocation_id
-            events = []
-            for item in batch:
-                seq += 1
-                item["seq"] = seq
-                item["session_id"] = session_id
-                item["invocation_id"] = invocation_id
-                events.append(stored_event(item))
+            events = self._stamp(batch)
             # Eager: an in-memory append finishes right here, without a trip through the loop.
             commit = asyncio.Task(
                 self._commit(events, expected), loop=asyncio.get_running_loop(), eager_start=True
@@ -127,6 +129,37 @@ class LogWriter:
                 self._inflight = None
             elif self._failure is not None:
                 raise self._failure
+
+    def _flush_now(self, append: Callable[..., int]) -> bool:
+        """Commit the queue with a store's ``append_nowait``; False: take the usual path."""
+        if self._failure is not None:
+            raise self._failure
+        if not self._buffer:
+            return True
+        batch, self._buffer = self._buffer, []
+        events = self._stamp(batch)
+        try:
+            append(self._session_id, events, expected_seq=self._index.last_seq)
+        except ConcurrencyError:
+            self._buffer[:0] = batch  # someone appended meanwhile: the usual path folds it in
+            return False
+        except BaseException as error:
+            self._failure = error
+            raise
+        self._fold(events)
+        return True
+
+    def _stamp(self, batch: list[Draft]) -> list[Event]:
+        seq = self._index.last_seq
+        session_id, invocation_id = self._session_id, self._invocation_id
+        events = []
+        for item in batch:
+            seq += 1
+            item["seq"] = seq
+            item["session_id"] = session_id
+            item["invocation_id"] = invocation_id
+            events.append(stored_event(item))
+        return events
 
     async def _commit(self, events: list[Event], expected: int) -> None:
         try:
