@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import IntegrityError, connection, connections, transaction
 from django.db.models import Field
 from django.utils import timezone
@@ -38,7 +39,7 @@ from engine.errors import (
 )
 from engine.store import STATUSES
 
-from . import doorbell, store_cache, store_inline, store_sql
+from . import doorbell, store_cache, store_group, store_inline, store_sql
 from .errors import LeaseLostError
 from .lease import Lease
 from .models import AnswerAttempt, AttemptOutcome, Interrupt, InterruptStatus, RunStatus, Session
@@ -148,11 +149,19 @@ def _adapt(column: str, value: Any) -> Any:
 class DjangoEventStore:
     """The ``EventStore`` for Django; with a ``lease`` it only writes while the lease holds."""
 
-    def __init__(self, lease: Lease | None = None, *, own_thread: bool = False) -> None:
+    def __init__(
+        self, lease: Lease | None = None, *, own_thread: bool = False, group_commit: bool | None = None
+    ) -> None:
         self.lease = lease
         # own_thread: only for callers that own their event loop (see the module's docstring).
         self._in_thread = _in_own_thread if own_thread else _in_sync_context
         self._inline = store_inline.for_default_database() if own_thread else None
+        # On PostgreSQL, the runtime's stores group the nodes' appends of many runs per commit.
+        # The runtime's stores group the nodes' appends of many runs per commit (store_group):
+        # by default on PostgreSQL, where each commit waits for the WAL flush.
+        if group_commit is None:
+            group_commit = "postgresql" in settings.DATABASES["default"]["ENGINE"]
+        self._grouped = own_thread and group_commit
         self._checkpoint: asyncio.Future[None] | None = None
         # session id -> the last_seq at which this store knew the run had no pending question:
         # an append right after it needs no inbox lookup when an execution ends.
@@ -167,11 +176,19 @@ class DjangoEventStore:
     async def append(self, session_id: str, events: Sequence[Event], *, expected_seq: int) -> int:
         if not events:
             return expected_seq
-        if self._inline is not None:
+        if self._grouped:
+            batch = self._plan(session_id, events, expected_seq)
+            if not batch.project and not batch.updates:
+                await store_group.for_loop(self._in_thread).append(
+                    self, session_id, events, expected_seq, batch
+                )
+                await doorbell.ring(session_id, batch.last_seq)
+                return batch.last_seq
+        elif self._inline is not None:
             batch = self._plan(session_id, events, expected_seq)
             if not batch.project and not batch.updates:
                 if self._inline.append(session_id, events, expected_seq, batch.lease):
-                    self._settle(session_id, batch.last_seq, batch.known_clear)
+                    self.settle(session_id, batch.last_seq, batch.known_clear)
                     store_cache.LOGS.appended(session_id, expected_seq, events)
                     if self._inline.commits % store_inline.CHECKPOINT_EVERY == 0:
                         self._checkpoint = asyncio.ensure_future(self._in_thread(_checkpoint))
@@ -194,6 +211,11 @@ class DjangoEventStore:
         last_seq = await self._in_thread(self.set_status_sync, session_id, status)
         await doorbell.ring(session_id, last_seq, runs=True)
 
+    @property
+    def group_commit(self) -> store_group.GroupCommit | None:
+        """The running loop's group commit when this store groups its appends (else None)."""
+        return store_group.for_loop(self._in_thread) if self._grouped else None
+
     # -- synchronous bodies (each one transaction) ---------------------------------------------
 
     def _scoped(self, session_id: str) -> Any:
@@ -202,7 +224,7 @@ class DjangoEventStore:
             rows = rows.filter(lease_owner=self.lease.owner, lease_epoch=self.lease.epoch)
         return rows
 
-    def _refusal(self, session_id: str, expected_seq: int | None = None) -> Exception:
+    def refusal(self, session_id: str, expected_seq: int | None = None) -> Exception:
         """Why a conditional update of the session row matched nothing."""
         row = Session.objects.filter(pk=session_id).values("last_seq", "lease_owner", "lease_epoch").first()
         if row is None:
@@ -249,7 +271,7 @@ class DjangoEventStore:
             else None,
         )
 
-    def _settle(self, session_id: str, last_seq: int, clear: bool) -> None:
+    def settle(self, session_id: str, last_seq: int, clear: bool) -> None:
         if clear:
             self._clear[session_id] = last_seq
         else:
@@ -276,14 +298,14 @@ class DjangoEventStore:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(sql.update_session(tuple(updates), batch.lease is not None), params)
             if cursor.rowcount != 1:
-                raise self._refusal(session_id, expected_seq)
+                raise self.refusal(session_id, expected_seq)
             for statement, rows in sql.inserts(session_id, events):
                 cursor.execute(statement, rows)
             if batch.project:
                 inbox_changed, clear = self._project_interrupts(session_id, events, status, batch.known_clear)
             else:
                 clear = batch.known_clear or status in _CLOSING
-        self._settle(session_id, batch.last_seq, clear)
+        self.settle(session_id, batch.last_seq, clear)
         if status in _CLOSING or connection.in_atomic_block:
             # A closed run is not resumed again; inside someone's transaction, not committed yet.
             store_cache.LOGS.forget(session_id)
@@ -419,5 +441,5 @@ class DjangoEventStore:
     def set_status_sync(self, session_id: str, status: str) -> int:
         with transaction.atomic():
             if not self._scoped(session_id).update(status=status, updated_at=timezone.now()):
-                raise self._refusal(session_id)
+                raise self.refusal(session_id)
             return Session.objects.values_list("last_seq", flat=True).get(pk=session_id)

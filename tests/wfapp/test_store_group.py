@@ -1,0 +1,71 @@
+"""Group commit: many runs' node appends share transactions; each run's log stays its own and whole."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from engine import START, FunctionNode, Runner, Workflow
+from engine.errors import ConcurrencyError
+from engine.testing import stamp
+from wfapp.store import DjangoEventStore, close_connections
+
+
+def inc(node_input: int) -> int:
+    return node_input + 1
+
+
+CHAIN = Workflow(name="chain", edges=[(START, *(FunctionNode(inc, name=f"n{i}") for i in range(10)))])
+
+
+@pytest.fixture
+async def grouped(transactional_db: None) -> Any:
+    yield DjangoEventStore(own_thread=True, group_commit=True)
+    await close_connections()
+
+
+async def test_concurrent_runs_share_commits_and_each_completes_whole(grouped: DjangoEventStore) -> None:
+    runners = [Runner(CHAIN, store=grouped) for _ in range(20)]
+    results = await asyncio.gather(*(runner.run(i) for i, runner in enumerate(runners)))
+
+    assert [(r.status, r.output) for r in results] == [("completed", i + 10) for i in range(20)]
+    fresh = DjangoEventStore()  # reads the database, not this process's kept logs
+    for result in results:
+        events = await fresh.list_events(result.session_id)
+        assert [e.seq for e in events] == list(range(1, len(events) + 1))
+        assert [e.node_path for e in events if e.kind == "completed"][:10] == [
+            f"chain@1/n{i}@1" for i in range(10)
+        ]
+    group = grouped.group_commit
+    assert group is not None and group.appends >= 20 * 10
+    assert group.transactions < group.appends  # commits were shared
+
+
+async def test_a_refused_append_writes_nothing_and_the_rest_of_its_group_commits(
+    grouped: DjangoEventStore,
+) -> None:
+    for session_id in ("a", "b"):
+        await grouped.create_session(session_id, "wf", None)
+    node = [{"kind": "started", "node_path": "wf@1/x@1"}]
+    stale, fine = stamp("a", 5, node), stamp("b", 1, node)
+
+    outcomes = await asyncio.gather(
+        grouped.append("a", stale, expected_seq=4),
+        grouped.append("b", fine, expected_seq=0),
+        return_exceptions=True,
+    )
+
+    assert isinstance(outcomes[0], ConcurrencyError) and outcomes[1] == 1
+    fresh = DjangoEventStore()
+    assert await fresh.list_events("a") == []
+    assert [e.seq for e in await fresh.list_events("b")] == [1]
+
+
+async def test_grouping_is_on_by_default_only_for_the_runtimes_stores_on_postgresql(db: None) -> None:
+    from django.db import connection
+
+    postgres = connection.vendor == "postgresql"
+    assert (DjangoEventStore(own_thread=True).group_commit is not None) is postgres
+    assert DjangoEventStore().group_commit is None
