@@ -67,7 +67,7 @@ class GroupCommit:
     async def _commit_queued(self) -> None:
         try:
             while self._queue:
-                group, self._queue = self._queue, []
+                group, self._queue = _one_per_run(self._queue)
                 try:
                     errors = await self._run_in_thread(commit_group, group)
                 except asyncio.CancelledError:
@@ -87,36 +87,71 @@ class GroupCommit:
             self._committing = None
 
 
+def _one_per_run(queue: list[_Queued]) -> tuple[list[_Queued], list[_Queued]]:
+    """Split the queue: a group holds one batch per run (a second one waits for the next)."""
+    group: list[_Queued] = []
+    rest: list[_Queued] = []
+    seen: set[str] = set()
+    for item in queue:
+        (rest if item.session_id in seen else group).append(item)
+        seen.add(item.session_id)
+    return group, rest
+
+
 def commit_group(group: list[_Queued]) -> list[BaseException | None]:
-    """Write every queued batch in one transaction; return each one's error (None: committed)."""
+    """Write every queued batch in one transaction; return each one's error (None: committed).
+
+    On PostgreSQL the whole group is two statements (one update of every session row, one
+    insert of every event), so a bigger group costs little more than one run's append.
+    """
     sql = store_sql.for_connection(connection)
     touch = [
         connection.ops.adapt_datetimefield_value(t) for t in store_sql.touch_times(timezone.now(), False)
     ]
-    refused: list[int] = []
     try:
         with transaction.atomic(), connection.cursor() as cursor:
-            for n, item in enumerate(group):
-                lease = item.batch.lease
-                params = [item.batch.last_seq, *touch, item.session_id, item.expected_seq, *(lease or ())]
-                cursor.execute(sql.update_session((), lease is not None), params)
-                if cursor.rowcount != 1:
-                    refused.append(n)  # nothing of it is written
-                    continue
-                for statement, rows in sql.inserts(item.session_id, item.events):
-                    cursor.execute(statement, rows)
+            if connection.vendor == "postgresql":
+                accepted = _update_together(cursor, sql, touch, group)
+            else:
+                accepted = _update_each(cursor, sql, touch, group)
+            rows = [(item.session_id, item.events) for n, item in enumerate(group) if n in accepted]
+            for statement, params in sql.insert_rows(rows):
+                cursor.execute(statement, params)
     except DatabaseError:
         if len(group) == 1:
             raise
         return [_alone(item) for item in group]  # one of them broke the group: each on its own
     errors: list[BaseException | None] = [None] * len(group)
     for n, item in enumerate(group):
-        if n in refused:
+        if n not in accepted:  # nothing of it was written
             errors[n] = item.store.refusal(item.session_id, item.expected_seq)
             continue
         item.store.settle(item.session_id, item.batch.last_seq, item.batch.known_clear)
         store_cache.LOGS.appended(item.session_id, item.expected_seq, item.events)
     return errors
+
+
+def _update_together(
+    cursor: Any, sql: store_sql.AppendSQL, touch: list[Any], group: list[_Queued]
+) -> set[int]:
+    params = list(touch)
+    for item in group:
+        owner, epoch = item.batch.lease or (None, None)
+        params += (item.session_id, item.expected_seq, item.batch.last_seq, owner, epoch)
+    cursor.execute(sql.update_sessions(len(group)), params)
+    updated = {row[0] for row in cursor.fetchall()}
+    return {n for n, item in enumerate(group) if item.session_id in updated}
+
+
+def _update_each(cursor: Any, sql: store_sql.AppendSQL, touch: list[Any], group: list[_Queued]) -> set[int]:
+    accepted = set()
+    for n, item in enumerate(group):
+        lease = item.batch.lease
+        params = [item.batch.last_seq, *touch, item.session_id, item.expected_seq, *(lease or ())]
+        cursor.execute(sql.update_session((), lease is not None), params)
+        if cursor.rowcount == 1:
+            accepted.add(n)
+    return accepted
 
 
 def _alone(item: _Queued) -> BaseException | None:

@@ -82,6 +82,37 @@ class AppendSQL:
             self._updates[key] = sql
         return sql
 
+    def update_sessions(self, count: int) -> str:
+        """PostgreSQL: the conditional update of ``count`` session rows in one statement.
+
+        Parameters: ``touch_times(now, False)``, then per row id, expected last_seq, new
+        last_seq, lease owner and epoch (None, None when unscoped). Returns the ids updated.
+        """
+        q, p = self.quote, self.param
+        touched = q("updated_at")
+        row = f"({p}::varchar, {p}::bigint, {p}::bigint, {p}::varchar, {p}::bigint)"
+        return (
+            f"UPDATE {q(Session._meta.db_table)} AS s SET {q('last_seq')} = v.new, {touched} = "
+            f"CASE WHEN s.{touched} < {p} THEN {p} ELSE s.{touched} END "
+            f"FROM (VALUES {', '.join([row] * count)}) AS v(id, expected, new, owner, epoch) "
+            f"WHERE s.{q('id')} = v.id AND s.{q('last_seq')} = v.expected AND (v.owner IS NULL OR "
+            f"(s.{q('lease_owner')} = v.owner AND s.{q('lease_epoch')} = v.epoch)) RETURNING s.{q('id')}"
+        )
+
+    def insert_rows(self, rows: list[tuple[str, Sequence[Event]]]) -> Iterator[tuple[str, list[Any]]]:
+        """The INSERT statements of several sessions' events together, ``INSERT_ROWS`` at most each."""
+        chunk: list[Any] = []
+        count = 0
+        for session_id, events in rows:
+            for event in events:
+                chunk += event_params(session_id, [event])
+                count += 1
+                if count == INSERT_ROWS:
+                    yield self.insert_events(count), chunk
+                    chunk, count = [], 0
+        if count:
+            yield self.insert_events(count), chunk
+
     def inserts(self, session_id: str, events: Sequence[Event]) -> Iterator[tuple[str, list[Any]]]:
         """The INSERT statements of a batch and their parameters, ``INSERT_ROWS`` events at most each."""
         for start in range(0, len(events), INSERT_ROWS):

@@ -1,0 +1,87 @@
+"""Many runs at once on PostgreSQL: nodes/s for 1, 10 and 100 concurrent W1 runs.
+
+    DATABASE_URL=postgres://... .venv/bin/python -m bench.concurrency --out c.json [--tiny]
+
+Our engine on the Django store as the runtime's workers use it (``own_thread=True``), in a
+database of its own (created and dropped, as ``workloads/ours.py`` does), in one process and
+one event loop: ``c`` runs of the W1 chain started together. Each count is measured with the
+store's group commit across runs (the default on PostgreSQL) and without it (each node's
+append its own transaction: how it was before), alternately in the same process, so the
+ratio comes from one run. Every run's result is checked before its time counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+COUNTS = (1, 10, 100)
+FULL = {"n": 200, "repeats": 3}
+TINY = {"n": 20, "repeats": 1}
+
+
+async def measure(runs: int, n: int, grouped: bool) -> float:
+    """Nodes per second for ``runs`` concurrent W1 runs of ``n`` nodes."""
+    from engine import Runner
+    from wfapp.store import DjangoEventStore
+
+    from bench.workloads.ours import build
+
+    workflow = build("W1", n, 0)
+    store = DjangoEventStore(own_thread=True, group_commit=grouped)
+    runners = [Runner(workflow, store=store) for _ in range(runs)]
+    start = time.perf_counter()
+    results = await asyncio.gather(*(runner.run(0) for runner in runners))
+    wall = time.perf_counter() - start
+    bad = [r for r in results if (r.status, r.output) != ("completed", n)]
+    if bad:
+        raise RuntimeError(f"{len(bad)} of {runs} runs did not complete with {n}: {bad[0]}")
+    return runs * n / wall
+
+
+async def main_async(size: dict[str, int]) -> dict[str, Any]:
+    from bench.workloads.ours import close
+
+    rows = []
+    try:
+        for runs in COUNTS:
+            samples: dict[bool, list[float]] = {False: [], True: []}
+            await measure(runs, size["n"], True)  # warm-up
+            for _ in range(size["repeats"]):
+                for grouped in (False, True):
+                    samples[grouped].append(await measure(runs, size["n"], grouped))
+            before, after = (statistics.median(samples[g]) for g in (False, True))
+            rows.append({"runs": runs, "nodes": size["n"], "per_commit": before, "grouped": after})
+            print(f"[concurrency] {runs:3} runs: {before:,.0f} -> {after:,.0f} nodes/s", file=sys.stderr)
+    finally:
+        await close()
+    return {"rows": rows, "load": os.getloadavg()[0]}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--tiny", action="store_true")
+    args = p.parse_args()
+    if not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
+        raise SystemExit("bench.concurrency needs DATABASE_URL pointing at PostgreSQL")
+    from bench.workloads.ours import setup_django
+
+    setup_django("django-postgres")  # synchronous: before the event loop
+    result = asyncio.run(main_async(TINY if args.tiny else FULL))
+    args.out.write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
