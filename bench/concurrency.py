@@ -27,7 +27,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 COUNTS = (1, 10, 100)
-FULL = {"n": 200, "repeats": 3}
+FULL = {"n": 200, "repeats": 1}
 TINY = {"n": 20, "repeats": 1}
 
 

@@ -146,9 +146,7 @@ def stored_event(fields: dict[str, Any]) -> Event:
     the hot path, where pydantic's ``model_construct`` costs several times more.
     """
     event = object.__new__(Event)
-    values = dict(_EVENT_DEFAULTS)
-    values.update(fields)
-    object.__setattr__(event, "__dict__", values)
+    object.__setattr__(event, "__dict__", {**_EVENT_DEFAULTS, **fields})
     object.__setattr__(event, "__pydantic_fields_set__", set(fields))
     object.__setattr__(event, "__pydantic_extra__", None)
     object.__setattr__(event, "__pydantic_private__", None)
