@@ -33,10 +33,9 @@ TINY = {"n": 20, "repeats": 1}
 
 async def measure(runs: int, n: int, grouped: bool) -> float:
     """Nodes per second for ``runs`` concurrent W1 runs of ``n`` nodes."""
+    from bench.workloads.ours import build
     from engine import Runner
     from wfapp.store import DjangoEventStore
-
-    from bench.workloads.ours import build
 
     workflow = build("W1", n, 0)
     store = DjangoEventStore(own_thread=True, group_commit=grouped)
@@ -80,6 +79,7 @@ def main() -> None:
 
     setup_django("django-postgres")  # synchronous: before the event loop
     result = asyncio.run(main_async(TINY if args.tiny else FULL))
+    result["command"] = " ".join(["bench/concurrency.py", *sys.argv[1:]])
     args.out.write_text(json.dumps(result, indent=2))
 
 

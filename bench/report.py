@@ -128,6 +128,8 @@ def _targets(doc: dict[str, Any]) -> list[str]:
             shown = mb(value)
         elif t["id"].endswith("-replay"):
             shown = us(value)
+        elif t["id"].endswith("-floor"):
+            shown = f"ours {value:.1f}x the floor"
         elif t["id"] in ("W6-pending", "W6-reexec"):
             shown = f"{value:g}"
         elif t["id"].startswith("dash-queries-"):
@@ -394,8 +396,47 @@ def _notes(doc: dict[str, Any]) -> list[str]:
     return ["## Notes", "", *notes, ""]
 
 
+def _concurrency(doc: dict[str, Any]) -> list[str]:
+    found = doc.get("concurrency")
+    if not found:
+        return []
+    rows = [
+        [
+            str(r["runs"]),
+            f"{r['per_commit']:,.0f}",
+            f"{r['grouped']:,.0f}",
+            f"{r['grouped'] / r['per_commit']:.1f}x",
+        ]
+        for r in found["rows"]
+    ]
+    return [
+        "## PostgreSQL, many runs at once",
+        "",
+        f"`{found.get('command', 'bench/concurrency.py')}`: c runs of the W1 chain "
+        f"({found['rows'][0]['nodes']} nodes) started together in one process on the Django store "
+        "as the runtime's workers use it, nodes/s; without and with group commit across runs, "
+        f"alternately in the same process (machine load {found.get('load', 0):.1f} at the end). "
+        "Every node's events are committed before its successors start in both.",
+        "",
+        *_table(["concurrent runs", "one commit per node", "group commit", "ratio"], rows),
+        "",
+    ]
+
+
+def _merged(doc: dict[str, Any]) -> list[str]:
+    merged = doc.get("merged") or []
+    return [
+        f"- Rows measured later and merged in: {', '.join(m['configs'])} by `{m['command']}` on "
+        f"{m['generated_at']} (engine at {m['commit']}; machine load {m['load']}). Their ratios to "
+        "the floor come from that run; their ratios to the peers compare runs on different days."
+        for m in merged
+    ]
+
+
 def render(doc: dict[str, Any]) -> str:
-    parts = _header(doc) + _targets(doc) + _memory(doc) + _hitl(doc) + _sqlite(doc)
+    head = _header(doc)
+    head[-1:-1] = _merged(doc)
+    parts = head + _targets(doc) + _memory(doc) + _hitl(doc) + _sqlite(doc) + _concurrency(doc)
     parts += dashboard_section(doc.get("dashboard")) + _all(doc) + _notes(doc)
     return "\n".join(parts)
 

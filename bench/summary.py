@@ -250,7 +250,51 @@ def targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
                     peer=pv,
                 )
             )
+    out += next_targets(doc)
     out += dashboard_targets(doc.get("dashboard"))
+    return out
+
+
+def next_targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """BENCHMARKS.md's next targets: the floor, Django replay, group commit on PostgreSQL."""
+    out = []
+    for w in ("W1", "W2", "W3", "W4", "W5"):
+        ours, floor = find(doc, "ours", w), find(doc, "floor", w)
+        o, f = (ours["median_s"] if ours else None), (floor["median_s"] if floor else None)
+        out.append(
+            _target(
+                f"{w}-floor",
+                f"{w} in memory: within 2x of the plain-asyncio floor",
+                _ratio(o, f),
+                2.0,
+                at_most=True,
+                ours=o,
+                peer=f,
+            )
+        )
+    for store in ("django-sqlite", "django-postgres"):
+        row = find(doc, "ours", "W6s", store)
+        if row is None and store == "django-postgres":
+            continue
+        out.append(
+            _target(
+                f"W6s-{store}-replay",
+                f"W6s on the Django store ({store[7:]}): replay <= 5 µs per fast-forwarded child",
+                row.get("replay_us_per_child") if row else None,
+                5.0,
+                at_most=True,
+            )
+        )
+    rows = (doc.get("concurrency") or {}).get("rows") or []
+    at_100 = next((r for r in rows if r["runs"] == 100), None)
+    out.append(
+        _target(
+            "pg-group-commit",
+            "PostgreSQL, 100 concurrent W1 runs: >= 5x the nodes/s of one commit per node",
+            at_100["grouped"] / at_100["per_commit"] if at_100 else None,
+            5.0,
+        )
+    )
     return out
 
 
