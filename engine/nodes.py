@@ -156,7 +156,7 @@ class FunctionNode(BaseNode):
             return _CORO
         return _SYNC
 
-    def _run_impl(self, *, ctx: Context, node_input: Any) -> Any:  # type: ignore[override]
+    def _run_impl(self, *, ctx: Context, node_input: Any) -> Any:
         """Call the function: a plain return comes back as ``Returned``, a coroutine as itself.
 
         Only generator functions go through an async generator: a plain call is most nodes,

@@ -74,15 +74,15 @@ class GroupCommit:
                     for item in group:
                         item.done.cancel()
                     raise
-                except Exception as error:  # every waiter hears of it
-                    errors = [error] * len(group)
+                except Exception as failure:  # every waiter hears of it
+                    errors = [failure] * len(group)
                 self.transactions += 1
                 self.appends += len(group)
-                for item, error in zip(group, errors, strict=True):
-                    if error is None:
+                for item, refused in zip(group, errors, strict=True):
+                    if refused is None:
                         item.done.set_result(None)
                     else:
-                        item.done.set_exception(error)
+                        item.done.set_exception(refused)
         finally:
             self._committing = None
 
