@@ -27,7 +27,7 @@ Kinds of stored events:
 from __future__ import annotations
 
 import uuid
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import ConfigDict, Field
 
@@ -49,18 +49,7 @@ EventKind = Literal[
     "error",
     "status",
 ]
-KINDS: tuple[str, ...] = (
-    "started",
-    "output",
-    "route",
-    "state",
-    "message",
-    "interrupt",
-    "answer",
-    "completed",
-    "error",
-    "status",
-)
+KINDS: tuple[str, ...] = get_args(EventKind)[1:]  # every stored kind
 
 
 class Interrupt(StrictModel):
