@@ -1,11 +1,14 @@
-"""Merge a later, partial run into results.json (its rows replace the same configurations).
+"""Merge a later, partial run into results.json, beside the run's own rows.
 
     .venv/bin/python -m bench.merge bench/results.json later.json [--concurrency c.json]
     .venv/bin/python -m bench.report bench/results.json
 
 For re-measuring a few workloads of our engine (and the floor, in the same run) without
-running every peer again. The merged rows are named in RESULTS.md's header, with the later
-run's command, date and load; a ``bench.concurrency`` result goes under ``"concurrency"``.
+running every peer again: the later rows go under ``"later"`` (RESULTS.md shows them in a
+section of their own, with the run's command, date and load, and reads the next targets'
+ratios to the floor from them, so each ratio still comes from one run); the peers' rows and
+the first targets stay as measured. A ``bench.concurrency`` result goes under
+``"concurrency"``.
 """
 
 from __future__ import annotations
@@ -17,20 +20,22 @@ from typing import Any
 
 
 def merge(doc: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
-    key = lambda row: (row["engine"], row["workload"], row["store"])  # noqa: E731
-    replaced = {key(row): row for row in later["configs"]}
-    doc["configs"] = [replaced.pop(key(row), row) for row in doc["configs"]] + list(replaced.values())
+    """Keep ``later``'s rows beside the run's own (the next targets are read from them)."""
     loads = [r[k] for r in later["configs"] for k in ("load_before", "load_after") if r.get(k) is not None]
-    doc.setdefault("merged", []).append(
-        {
-            "command": later["command"],
-            "generated_at": later["generated_at"],
-            "commit": (later.get("git") or {}).get("commit", "?"),
-            "load": f"{min(loads):.1f} to {max(loads):.1f}" if loads else "?",
-            "configs": [" ".join(key(row)) for row in later["configs"]],
-        }
-    )
+    doc["later"] = {
+        "command": _portable(later["command"]),
+        "generated_at": later["generated_at"],
+        "commit": (later.get("git") or {}).get("commit", "?"),
+        "load": f"{min(loads):.1f} to {max(loads):.1f}" if loads else "?",
+        "configs": later["configs"],
+    }
     return doc
+
+
+def _portable(command: str) -> str:
+    """The command without this machine's paths: ``--out`` keeps the file's name only."""
+    words = command.split()
+    return " ".join(Path(w).name if i and words[i - 1] == "--out" else w for i, w in enumerate(words))
 
 
 def main() -> None:

@@ -423,20 +423,56 @@ def _concurrency(doc: dict[str, Any]) -> list[str]:
     ]
 
 
-def _merged(doc: dict[str, Any]) -> list[str]:
-    merged = doc.get("merged") or []
+def _later(doc: dict[str, Any]) -> list[str]:
+    later = doc.get("later")
+    if not later:
+        return []
+    runs = {"configs": later["configs"]}
+    rows = []
+    for w in ("W1", "W2", "W3", "W4", "W5", "W6s"):
+        ours, floor = find(runs, "ours", w), find(runs, "floor", w)
+        if ours is None:
+            continue
+        rows.append(
+            [
+                w,
+                ms(ours["median_s"]),
+                ms(floor["median_s"]) if floor else "-",
+                f"{ours['median_s'] / floor['median_s']:.1f}x" if floor else "-",
+            ]
+        )
+    replay = [
+        [store, us(row.get("replay_us_per_child")), ms(row.get("resume_last_s"))]
+        for store in ("memory", "django-sqlite", "django-postgres")
+        if (row := find(runs, "ours", "W6s", store)) is not None
+    ]
     return [
-        f"- Rows measured later and merged in: {', '.join(m['configs'])} by `{m['command']}` on "
-        f"{m['generated_at']} (engine at {m['commit']}; machine load {m['load']}). Their ratios to "
-        "the floor come from that run; their ratios to the peers compare runs on different days."
-        for m in merged
+        "## Later run: the next targets",
+        "",
+        f"`{later['command']}` on {later['generated_at']} (engine at {later['commit']}), on a heavily "
+        f"loaded machine (1-minute load {later['load']} on 2 cores: other sessions' tests ran "
+        "throughout), so its times are several times the quiet run's above and swing from run to "
+        "run; each ratio below is ours against the floor measured in this same run.",
+        "",
+        *_table(["workload", "ours", "floor", "ours / floor"], rows),
+        "",
+        "W6s replay per fast-forwarded child, by store (same method as above):",
+        "",
+        *_table(["store", "replay per child", "last resume"], replay),
+        "",
     ]
 
 
 def render(doc: dict[str, Any]) -> str:
-    head = _header(doc)
-    head[-1:-1] = _merged(doc)
-    parts = head + _targets(doc) + _memory(doc) + _hitl(doc) + _sqlite(doc) + _concurrency(doc)
+    parts = (
+        _header(doc)
+        + _targets(doc)
+        + _memory(doc)
+        + _hitl(doc)
+        + _sqlite(doc)
+        + _later(doc)
+        + _concurrency(doc)
+    )
     parts += dashboard_section(doc.get("dashboard")) + _all(doc) + _notes(doc)
     return "\n".join(parts)
 

@@ -256,7 +256,13 @@ def targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def next_targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """BENCHMARKS.md's next targets: the floor, Django replay, group commit on PostgreSQL."""
+    """BENCHMARKS.md's next targets: the floor, Django replay, group commit on PostgreSQL.
+
+    Read from a later run merged in (``bench.merge``) when there is one.
+    """
+    concurrency = doc.get("concurrency")
+    later = " (later run)" if doc.get("later") else ""
+    doc = doc.get("later") or doc
     out = []
     for w in ("W1", "W2", "W3", "W4", "W5"):
         ours, floor = find(doc, "ours", w), find(doc, "floor", w)
@@ -264,7 +270,7 @@ def next_targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
         out.append(
             _target(
                 f"{w}-floor",
-                f"{w} in memory: within 2x of the plain-asyncio floor",
+                f"{w} in memory: within 2x of the plain-asyncio floor{later}",
                 _ratio(o, f),
                 2.0,
                 at_most=True,
@@ -279,13 +285,13 @@ def next_targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
         out.append(
             _target(
                 f"W6s-{store}-replay",
-                f"W6s on the Django store ({store[7:]}): replay <= 5 µs per fast-forwarded child",
+                f"W6s on the Django store ({store[7:]}): replay <= 5 µs per fast-forwarded child{later}",
                 row.get("replay_us_per_child") if row else None,
                 5.0,
                 at_most=True,
             )
         )
-    rows = (doc.get("concurrency") or {}).get("rows") or []
+    rows = (concurrency or {}).get("rows") or []
     at_100 = next((r for r in rows if r["runs"] == 100), None)
     out.append(
         _target(
