@@ -68,8 +68,8 @@ class SessionRun:
     ) -> Outcome:
         """Replay or run ``node`` at ``path``; ``targets`` are the paths its output counts for."""
         record = self.index.records.get(path)
-        action = decide(record, rerun_on_resume=node.rerun_on_resume, is_workflow=_is_workflow(node))
         if record is not None:
+            action = decide(record, rerun_on_resume=node.rerun_on_resume, is_workflow=node.is_workflow)
             if action is Action.FORWARD:
                 output = node.restore_output(record.output)
                 return Outcome("completed", output, record.route, output_seq=record.output_seq)

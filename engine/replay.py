@@ -155,18 +155,20 @@ class ReplayIndex:
                 )
 
     def _apply_outcome(self, event: Event) -> None:
-        if event.output is not None:
+        own = self.record(event.node_path)
+        output = event.output
+        if output is not None:
             for path in event.output_for or (event.node_path,):
-                record = self.record(path)
-                record.output = event.output
+                record = own if path == event.node_path else self.record(path)
+                record.output = output
                 record.has_output = True
                 record.output_seq = event.seq
                 if path == self.root_path:
-                    self.root_outputs[event.seq] = event.output
+                    self.root_outputs[event.seq] = output
         if event.route is not None:
-            self.record(event.node_path).route = event.route
+            own.route = event.route
         if event.kind == "completed":
-            record = self.record(event.node_path)
+            record = own
             if record.error is not None:
                 self._mark_failed(event.node_path, False)
             record.done = True
