@@ -214,13 +214,15 @@ class Context:
         """Return the recorded ``Outcome`` of ``node`` at ``path`` if it need not run again."""
         return self._run.replay(node, path)
 
-    async def execute_child(self, node: BaseNode, node_input: Any, path: str, *, delegate: bool) -> Any:
-        """Execute ``node`` at ``path`` (replaying it if recorded) and return its ``Outcome``.
+    def execute_child(
+        self, node: BaseNode, node_input: Any, path: str, *, delegate: bool
+    ) -> Coroutine[Any, Any, Any]:
+        """Execute ``node`` at ``path`` (replaying it if recorded); an awaitable of its ``Outcome``.
 
         With ``delegate`` the child's output also counts as this node's output (a
         workflow's terminal node).
         """
-        return await self._run.execute_static(self._ex, node, node_input, path, delegate)
+        return self._run.execute_static(self._ex, node, node_input, path, delegate)
 
     def deliver_output(self, value: Any, seq: int = 0) -> None:
         """Make an already persisted child output (in the event at ``seq``) this node's output."""

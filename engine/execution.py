@@ -105,11 +105,11 @@ class SessionRun:
         await self.writer.write(draft("completed", path, author, output=answers, output_for=targets))
         return Outcome("completed", output, output_seq=record.output_seq)
 
-    async def execute_static(
+    def execute_static(
         self, parent: Execution, node: BaseNode, node_input: Any, path: str, delegate: bool
-    ) -> Outcome:
+    ) -> Coroutine[Any, Any, Outcome]:
         targets = [path, *parent.targets] if delegate else [path]
-        return await self.execute(node, node_input, path, targets, _child_author(parent))
+        return self.execute(node, node_input, path, targets, _child_author(parent))
 
     # -- running ------------------------------------------------------------------
 
