@@ -120,6 +120,8 @@ class Problem(Exception):
         self.type = TYPES[slug]
         self.detail = detail
         self.headers = dict(headers or {})
+        if self.type.status == 401:  # RFC 9110: a 401 says how to authenticate
+            self.headers.setdefault("WWW-Authenticate", 'Bearer realm="wfapp"')
         self.members = {key: _jsonable(value) for key, value in members.items()}
         super().__init__(detail)
 

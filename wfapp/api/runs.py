@@ -7,6 +7,7 @@ from typing import Any, Literal
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Schema
+from ninja.responses import Status
 from pydantic import Field
 
 from wfapp import services
@@ -67,4 +68,4 @@ async def retry(request: HttpRequest, run_id: str) -> Any:
     user = caller(request)
     await sync_to_async(reads.run_document)(user, run_id)
     await services.retry_run(run_id, user=user)
-    return 202, await sync_to_async(reads.run_document)(user, run_id)
+    return Status(202, await sync_to_async(reads.run_document)(user, run_id))

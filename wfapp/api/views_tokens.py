@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -13,9 +15,13 @@ from . import tokens
 from .models import ApiToken
 
 
+def _owner(request: HttpRequest) -> Any:
+    return request.user  # logged in: the decorators below see to it
+
+
 def _page(request: HttpRequest, *, created: str = "", error: str = "", status: int = 200) -> HttpResponse:
     context = {
-        "tokens": ApiToken.objects.filter(user_id=request.user.pk),
+        "tokens": ApiToken.objects.filter(user=_owner(request)),
         "created": created,
         "error": error,
         "name_limit": tokens.NAME_LIMIT,
@@ -41,7 +47,7 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
 @require_POST
 @login_required
 def revoke(request: HttpRequest, token_id: int) -> HttpResponse:
-    if not ApiToken.objects.filter(pk=token_id, user_id=request.user.pk).exists():
+    if not ApiToken.objects.filter(pk=token_id, user=_owner(request)).exists():
         raise Http404("No such token")
     tokens.revoke(request.user, token_id)
     return redirect("api-tokens")
