@@ -18,7 +18,9 @@ async def _page_answer(user: User, pk: int) -> Any:
     client = AsyncClient()
     await client.aforce_login(user)
     async with ThreadSensitiveContext():
-        return await client.post(f"/interrupts/{pk}/answer/", {"f.approved": "false"}, headers={"HX-Request": "true"})
+        return await client.post(
+            f"/interrupts/{pk}/answer/", {"f.approved": "false"}, headers={"HX-Request": "true"}
+        )
 
 
 async def test_api_and_page_answer_races_have_one_winner(
@@ -32,7 +34,9 @@ async def test_api_and_page_answer_races_have_one_winner(
         )
         row = await Interrupt.objects.aget(pk=qid)
         assert await Event.objects.filter(session_id=run["id"], kind="answer").acount() == 1
-        assert await AnswerAttempt.objects.filter(session_id=run["id"], outcome="already_answered").acount() == 1
+        assert (
+            await AnswerAttempt.objects.filter(session_id=run["id"], outcome="already_answered").acount() == 1
+        )
         if row.answered_by == "alice":
             assert api.status_code in (200, 202) and row.answer["approved"] is True
             assert page.status_code == 409 and "Already answered by alice" in page.content.decode()

@@ -30,7 +30,9 @@ async def test_concurrent_retries_of_one_key_start_one_run(
     assert await Session.objects.acount() == 1
 
 
-async def test_one_key_with_another_request_is_refused(engine_runtime: Any, as_alice: Api, as_bob: Api) -> None:
+async def test_one_key_with_another_request_is_refused(
+    engine_runtime: Any, as_alice: Api, as_bob: Api
+) -> None:
     key = {"Idempotency-Key": "k-1"}
     first = await as_alice.post("workflows/expense_approval/runs", {"input": EXPENSE}, **key)
     other = await as_alice.post("workflows/expense_approval/runs", {"input": {**EXPENSE, "amount": 7}}, **key)
@@ -50,14 +52,14 @@ async def test_a_refused_request_leaves_its_key_free(engine_runtime: Any, as_ali
     good = await as_alice.post("workflows/expense_approval/runs", {"input": EXPENSE}, **key)
     assert good.status_code == 201 and await Session.objects.acount() == 1
     for value in ("", "x" * 201, "naïve"):
-        refused = await as_alice.post("workflows/expense_approval/runs", {"input": EXPENSE}, **{"Idempotency-Key": value})
+        refused = await as_alice.post(
+            "workflows/expense_approval/runs", {"input": EXPENSE}, **{"Idempotency-Key": value}
+        )
         assert refused.status_code == 400 and "Idempotency-Key" in refused.json()["detail"]
     assert await Session.objects.acount() == 1
 
 
-async def test_retried_answers_with_one_key_answer_once(
-    waiting_run: Callable[..., Any], as_bob: Api
-) -> None:
+async def test_retried_answers_with_one_key_answer_once(waiting_run: Callable[..., Any], as_bob: Api) -> None:
     run = await waiting_run()
     qid = run["pending"][0]["id"]
     key = {"Idempotency-Key": "answer-1"}

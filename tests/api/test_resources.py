@@ -77,7 +77,9 @@ async def test_start_read_and_answer_to_completion(
     assert answered.status_code == 200, answered.content
     result = answered.json()
     assert result["question"]["answered_by"] == "bob" and result["question"]["answered_at"].endswith("Z")
-    assert result["run"]["status"] == "waiting" and [q["id"] for q in result["run"]["pending"]] == [second["id"]]
+    assert result["run"]["status"] == "waiting" and [q["id"] for q in result["run"]["pending"]] == [
+        second["id"]
+    ]
 
     done = await as_alice.post(f"interrupts/{second['id']}/answer", {"answer": {"approved": True}})
     assert done.status_code == 200 and done.json()["run"]["status"] == "completed"
@@ -109,7 +111,9 @@ async def test_runs_list_filters_and_pages_with_a_cursor(
 ) -> None:
     ids = []
     for n in range(3):
-        made = await as_alice.post("workflows/expense_approval/runs", {"input": {**EXPENSE, "amount": 10 + n}})
+        made = await as_alice.post(
+            "workflows/expense_approval/runs", {"input": {**EXPENSE, "amount": 10 + n}}
+        )
         ids.append(made.json()["id"])
         await settled(ids[-1], "completed")
     waiting = await as_alice.post("workflows/expense_approval/runs", {"input": EXPENSE})
@@ -144,7 +148,9 @@ async def test_without_the_answer_permission_questions_are_not_found(
     assert await Event.objects.filter(session_id=run["id"], kind="answer").acount() == 0
 
 
-async def test_cancel_then_a_second_cancel_is_a_conflict(waiting_run: Callable[..., Any], as_alice: Api) -> None:
+async def test_cancel_then_a_second_cancel_is_a_conflict(
+    waiting_run: Callable[..., Any], as_alice: Api
+) -> None:
     run = await waiting_run()
     cancelled = await as_alice.post(f"runs/{run['id']}/cancel")
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"

@@ -20,7 +20,12 @@ async def _stream(api: Api, path: str, **headers: str) -> Reader:
 
 
 async def _seqs(session_id: str) -> list[int]:
-    return [seq async for seq in Event.objects.filter(session_id=session_id).order_by("seq").values_list("seq", flat=True)]
+    return [
+        seq
+        async for seq in Event.objects.filter(session_id=session_id)
+        .order_by("seq")
+        .values_list("seq", flat=True)
+    ]
 
 
 async def test_resume_after_a_disconnect_gets_every_missed_event_once_in_order(

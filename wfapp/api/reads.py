@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from wfapp.models import InterruptStatus
@@ -24,14 +25,22 @@ def run_document(user: Any, session_id: str) -> dict[str, Any]:
     return schemas.run(session, pending)
 
 
-def _cursor(cursor: str | None) -> str | None:
-    if cursor and queries.decode_cursor(cursor, 2) is None:
+def _cursor(cursor: str | None, id_type: type) -> str | None:
+    """The cursor if it is one the lists give out (a moment and an id), else ``bad-cursor``."""
+    if not cursor:
+        return None
+    parts = queries.decode_cursor(cursor, 2)
+    try:
+        valid = parts is not None and bool(datetime.fromisoformat(parts[0])) and type(parts[1]) is id_type
+    except (TypeError, ValueError):
+        valid = False
+    if not valid:
         raise Problem("bad-cursor", "The 'after' cursor is not one this API gave out; start without it.")
-    return cursor or None
+    return cursor
 
 
 def runs_page(status: str, workflow: str, q: str, cursor: str | None) -> dict[str, Any]:
-    page = queries.runs_page(status=status, workflow=workflow, q=q.strip()[:100], cursor=_cursor(cursor))
+    page = queries.runs_page(status=status, workflow=workflow, q=q.strip()[:100], cursor=_cursor(cursor, str))
     return {"items": [schemas.run_summary(s) for s in page.items], "next_cursor": page.next_cursor}
 
 
@@ -50,7 +59,7 @@ def events_page(session_id: str, after: int, limit: int) -> dict[str, Any]:
 
 def questions_page(user: Any, workflow: str, q: str, newest: bool, cursor: str | None) -> dict[str, Any]:
     page = queries.inbox_page(
-        user, workflow=workflow, q=q.strip()[:200], newest=newest, cursor=_cursor(cursor)
+        user, workflow=workflow, q=q.strip()[:200], newest=newest, cursor=_cursor(cursor, int)
     )
     return {
         "items": [schemas.question(row) for row in page.items],
