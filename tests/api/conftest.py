@@ -7,8 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
+from django.contrib.auth.models import User
 from django.test import AsyncClient
 
 from tests.wfapp.conftest import (  # noqa: F401  (fixtures shared with the wfapp tests)
@@ -89,7 +89,7 @@ def anonymous(transactional_db: None) -> Api:
 
 
 @pytest.fixture
-def waiting_run(engine_runtime: Any, as_alice: Api) -> Callable[..., Any]:
+def waiting_run(engine_runtime: Any, as_alice: Api) -> Callable[..., Any]:  # noqa: F811
     """Start a run through the API and wait until it waits for an answer; return its document."""
 
     async def start(workflow: str = "expense_approval", node_input: Any = None) -> dict[str, Any]:

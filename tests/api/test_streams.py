@@ -47,7 +47,7 @@ async def test_resume_after_a_disconnect_gets_every_missed_event_once_in_order(
     got = [f.id for f in live + rest if f.event == "message"]
     assert got == (await _seqs(run["id"]))[len(seen) :]
     assert rest[-1].data == {"run": run["id"], "status": "completed", "last_seq": got[-1]}
-    assert [f.data["kind"] for f in live + rest if f.event == "message"][0] == "answer"
+    assert next(f.data["kind"] for f in live + rest if f.event == "message") == "answer"
 
     again = await _stream(as_alice, f"runs/{run['id']}/stream?after=3")
     replay = await again.until("end")
