@@ -177,3 +177,21 @@ async def test_retry_runs_a_failed_run_again(engine_runtime: Any, as_alice: Api,
 async def test_unknown_things_are_not_found(as_alice: Api, path: str) -> None:
     response = await as_alice.get(path)
     assert response.status_code == 404 and response.json()["type"] == "/api/v1/problems/not-found"
+
+
+async def test_without_the_run_permissions_start_cancel_and_retry_are_forbidden(
+    waiting_run: Callable[..., Any], as_mallory: Api
+) -> None:
+    run = await waiting_run()
+    before = (await Session.objects.acount(), await Event.objects.acount())
+    refusals = [
+        await as_mallory.post("workflows/expense_approval/runs", {"input": EXPENSE}),
+        await as_mallory.post(f"runs/{run['id']}/cancel"),
+        await as_mallory.post(f"runs/{run['id']}/retry"),
+    ]
+    for refused in refusals:
+        assert refused.status_code == 403, refused.content
+        problem = refused.json()
+        assert problem["type"] == "/api/v1/problems/forbidden" and "mallory may not" in problem["detail"]
+    assert (await Session.objects.acount(), await Event.objects.acount()) == before
+    assert (await as_mallory.get(f"runs/{run['id']}")).json()["status"] == "waiting"

@@ -25,7 +25,7 @@ from engine.errors import (
 from wfapp.errors import (
     InputValidationError,
     MalformedJSONError,
-    NotAllowedError,
+    NotPermitted,
     PayloadTooLargeError,
     RunStateError,
     UnknownRunError,
@@ -92,8 +92,8 @@ def problem_for(exc: Exception) -> Problem | None:
             return Problem("run-state", str(exc))
         case UnknownWorkflowError() | UnknownRunError() | UnknownSessionError() | UnknownInterruptError():
             return Problem("not-found", str(exc))
-        case NotAllowedError():
-            return Problem("forbidden", str(exc))
+        case NotPermitted():
+            return Problem("forbidden", f"{exc}: ask an administrator for the permission.")
         case Http404():
             return Problem("not-found", str(exc) or "Not found.")
     return None
