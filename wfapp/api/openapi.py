@@ -70,12 +70,21 @@ def _workflow_inputs(schema: dict[str, Any]) -> None:
         schema["paths"][START_PATH.replace("{name}", name)] = {"post": operation}
 
 
+def _responses(operation: dict[str, Any]) -> dict[str, Any]:
+    """The operation's responses keyed by status text (django-ninja's int keys and ours merged)."""
+    merged: dict[str, Any] = {}
+    for status, response in operation.get("responses", {}).items():
+        merged[str(status)] = {**merged.get(str(status), {}), **response}
+    operation["responses"] = merged
+    return merged
+
+
 def _problem_media_types(schema: dict[str, Any]) -> None:
     for path_item in schema["paths"].values():
         for operation in path_item.values():
-            for status, response in operation.get("responses", {}).items():
+            for status, response in _responses(operation).items():
                 content = response.get("content", {})
-                if str(status)[0] in "45" and "application/json" in content:
+                if status[0] in "45" and "application/json" in content:
                     content[MEDIA_TYPE] = content.pop("application/json")
 
 
