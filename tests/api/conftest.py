@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.contrib.auth.models import User
+from django.db import connections
 from django.test import AsyncClient
 
 from tests.wfapp.conftest import (  # noqa: F401  (fixtures shared with the wfapp tests)
@@ -36,17 +37,23 @@ class Api:
         # (the test client does not): otherwise a sync middleware holds the one shared thread
         # while the view waits, and the runtime's database calls queue behind it.
         async with ThreadSensitiveContext():
-            return await self.client.get("/api/v1/" + path, headers={**self.headers, **headers})
+            try:
+                return await self.client.get("/api/v1/" + path, headers={**self.headers, **headers})
+            finally:
+                await sync_to_async(connections.close_all)()  # this context's thread's connection
 
     async def post(self, path: str, body: Any = None, **headers: str) -> Any:
         data = b"" if body is None else (body if isinstance(body, bytes | str) else json.dumps(body))
         async with ThreadSensitiveContext():
-            return await self.client.post(
-                "/api/v1/" + path,
-                data=data,
-                content_type=headers.pop("content_type", "application/json"),
-                headers={**self.headers, **headers},
-            )
+            try:
+                return await self.client.post(
+                    "/api/v1/" + path,
+                    data=data,
+                    content_type=headers.pop("content_type", "application/json"),
+                    headers={**self.headers, **headers},
+                )
+            finally:
+                await sync_to_async(connections.close_all)()
 
 
 def token_for(user: User) -> str:

@@ -36,12 +36,10 @@ class Outcome:
     location: str = ""
 
 
-def respond(outcome: Outcome, *, replayed: bool = False) -> HttpResponse:
-    response = HttpResponse(
-        json.dumps(outcome.document), status=outcome.status, content_type="application/json"
-    )
-    if outcome.location:
-        response["Location"] = outcome.location
+def respond(status: int, body: str, location: str = "", *, replayed: bool = False) -> HttpResponse:
+    response = HttpResponse(body, status=status, content_type="application/json")
+    if location:
+        response["Location"] = location
     if replayed:
         response["Idempotent-Replayed"] = "true"
     return response
@@ -63,9 +61,9 @@ def _reserve(user: Any, key: str, fingerprint: str) -> IdempotencyRecord | None:
         return IdempotencyRecord.objects.get(user=user, key=key)
 
 
-def _store(user: Any, key: str, outcome: Outcome) -> None:
+def _store(user: Any, key: str, status: int, body: str, location: str) -> None:
     IdempotencyRecord.objects.filter(user=user, key=key).update(
-        status_code=outcome.status, response=outcome.document, location=outcome.location
+        status_code=status, response=body, location=location
     )
 
 
@@ -93,7 +91,8 @@ async def once(request: HttpRequest, user: Any, act: Callable[[], Awaitable[Outc
     """Do ``act`` once per ``Idempotency-Key`` (every time when the request has none)."""
     key = _key(request)
     if key is None:
-        return respond(await act())
+        outcome = await act()
+        return respond(outcome.status, json.dumps(outcome.document), outcome.location)
     fingerprint = _fingerprint(request)
     existing = await sync_to_async(_reserve)(user, key, fingerprint)
     if existing is None:
@@ -102,8 +101,9 @@ async def once(request: HttpRequest, user: Any, act: Callable[[], Awaitable[Outc
         except BaseException:
             await sync_to_async(_release)(user, key)
             raise
-        await sync_to_async(_store)(user, key, outcome)
-        return respond(outcome)
+        body = json.dumps(outcome.document)
+        await sync_to_async(_store)(user, key, outcome.status, body, outcome.location)
+        return respond(outcome.status, body, outcome.location)
     if existing.fingerprint != fingerprint:
         raise Problem(
             "idempotency-key-reused",
@@ -125,8 +125,7 @@ async def _replay(user: Any, key: str, record: IdempotencyRecord | None) -> Http
         )
     if record.status_code is None:
         raise Problem("idempotency-key-in-use", f"A request with this {HEADER} is still being handled.")
-    outcome = Outcome(record.status_code, record.response or {}, record.location)
-    return respond(outcome, replayed=True)
+    return respond(record.status_code, record.response, record.location, replayed=True)
 
 
 PARAMETER = {

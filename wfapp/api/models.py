@@ -48,7 +48,7 @@ class IdempotencyRecord(models.Model):
     key = models.CharField(max_length=200)
     fingerprint = models.CharField(max_length=64)  # the method, path and body the key was used with
     status_code = models.PositiveSmallIntegerField(null=True, blank=True)
-    response = models.JSONField(null=True, blank=True)
+    response = models.TextField(blank=True)  # the body as sent, so a replay is byte for byte the same
     location = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
