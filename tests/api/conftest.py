@@ -14,8 +14,10 @@ from django.test import AsyncClient
 
 from tests.wfapp.conftest import (  # noqa: F401  (fixtures shared with the wfapp tests)
     _close_thread_connections,
-    _user,
+    alice,
+    bob,
     engine_runtime,
+    mallory,
     test_dir,
     workflows,
 )
@@ -61,32 +63,17 @@ def token_for(user: User) -> str:
 
 
 @pytest.fixture
-def alice(transactional_db: None) -> User:
-    return _user("alice", may_answer=True)
-
-
-@pytest.fixture
-def bob(transactional_db: None) -> User:
-    return _user("bob", may_answer=True)
-
-
-@pytest.fixture
-def mallory(transactional_db: None) -> User:
-    return _user("mallory", may_answer=False)
-
-
-@pytest.fixture
-async def as_alice(alice: User) -> Api:
+async def as_alice(alice: User) -> Api:  # noqa: F811
     return Api(await sync_to_async(token_for)(alice))
 
 
 @pytest.fixture
-async def as_bob(bob: User) -> Api:
+async def as_bob(bob: User) -> Api:  # noqa: F811
     return Api(await sync_to_async(token_for)(bob))
 
 
 @pytest.fixture
-async def as_mallory(mallory: User) -> Api:
+async def as_mallory(mallory: User) -> Api:  # noqa: F811
     return Api(await sync_to_async(token_for)(mallory))
 
 

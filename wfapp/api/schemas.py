@@ -12,6 +12,7 @@ from ninja import Schema
 from pydantic import ConfigDict, Field
 
 from wfapp.models import Interrupt, Session
+from wfapp.reports import interrupt_report
 
 RunStatusName = Literal["running", "waiting", "completed", "failed", "cancelled"]
 QuestionStatus = Literal["pending", "answered", "cancelled", "superseded", "withdrawn"]
@@ -119,19 +120,13 @@ class ProblemDocument(Schema):
 
 
 def question(row: Interrupt) -> dict[str, Any]:
+    # The CLI's report of an interrupt names it by its interrupt id; the API by its row.
     return {
+        **interrupt_report(row),
         "id": row.pk,
         "interrupt_id": row.interrupt_id,
         "run": row.session_id,
         "workflow": row.workflow,
-        "node_path": row.node_path,
-        "message": row.message,
-        "payload": row.payload,
-        "response_schema": row.response_schema,
-        "status": row.status,
-        "answer": row.answer,
-        "answered_by": row.answered_by or None,
-        "answered_at": row.answered_at,
         "created_at": row.created_at,
     }
 
