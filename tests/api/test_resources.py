@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 
 from tests.api.conftest import EXPENSE, Api
 from tests.wfapp.helpers import settled
@@ -195,3 +196,45 @@ async def test_without_the_run_permissions_start_cancel_and_retry_are_forbidden(
         assert problem["type"] == "/api/v1/problems/forbidden" and "mallory may not" in problem["detail"]
     assert (await Session.objects.acount(), await Event.objects.acount()) == before
     assert (await as_mallory.get(f"runs/{run['id']}")).json()["status"] == "waiting"
+
+
+async def test_questions_page_with_the_inbox_cursor(waiting_run: Callable[..., Any], as_bob: Api) -> None:
+    runs = [await waiting_run() for _ in range(2)]
+    from wfapp.web import queries
+
+    size = queries.INBOX_PAGE
+    try:
+        queries.INBOX_PAGE = 3
+        first = (await as_bob.get("interrupts?sort=newest")).json()
+        second = (await as_bob.get(f"interrupts?sort=newest&after={first['next_cursor']}")).json()
+    finally:
+        queries.INBOX_PAGE = size
+    asked = [q["id"] for run in runs for q in run["pending"]]
+    assert [q["id"] for q in first["items"] + second["items"]] == sorted(asked, reverse=True)
+    assert first["count"] == 4 and second["next_cursor"] is None
+
+
+async def test_an_answer_no_runtime_here_takes_up_is_202(
+    transactional_db: None, workflows: None, alice: User, as_alice: Api
+) -> None:
+    """Workers mode: no runtime in this process; the answer is recorded, a worker advances it."""
+    from engine import Runner
+    from wfapp import runtime, services
+    from wfapp.registry import get_workflow
+    from wfapp.runtime import Runtime
+    from wfapp.store import DjangoEventStore
+
+    runtime.install(Runtime())  # never started: nothing advances runs in this process
+    try:
+        session_id, _ = await services.create_run("approval", {"n": 1}, user=alice)
+        await Runner(get_workflow("approval"), store=DjangoEventStore()).advance(session_id)
+        run = (await as_alice.get(f"runs/{session_id}")).json()
+        answered = await as_alice.post(
+            f"interrupts/{run['pending'][0]['id']}/answer", {"answer": {"approved": True}}
+        )
+        assert answered.status_code == 202, answered.content
+        body = answered.json()
+        assert body["question"]["status"] == "answered" and body["run"]["status"] == "waiting"
+        assert body["run"]["pending"] == []
+    finally:
+        runtime.install(None)
