@@ -90,8 +90,12 @@ async def test_start_read_and_answer_to_completion(
     seqs = [e["seq"] for e in events["items"]]
     assert seqs == list(range(1, events["last_seq"] + 1)) and events["next_after"] is None
     assert [e["author"] for e in events["items"] if e["kind"] == "answer"] == ["bob", "alice"]
-    later = (await as_alice.get(f"runs/{run['id']}/events?after=10&limit=3")).json()
-    assert [e["seq"] for e in later["items"]] == [11, 12, 13] and later["next_after"] == 13
+    later = await as_alice.get(f"runs/{run['id']}/events?after=10&limit=3")
+    assert [e["seq"] for e in later.json()["items"]] == [11, 12, 13] and later.json()["next_after"] == 13
+    again = await as_alice.get(
+        f"runs/{run['id']}/events?after=10&limit=3", **{"If-None-Match": later["ETag"]}
+    )
+    assert again.status_code == 304
 
 
 async def test_run_reads_carry_an_etag_that_changes_with_the_run(

@@ -47,11 +47,14 @@ async def get_run(request: HttpRequest, run_id: str) -> HttpResponse:
 
 
 @router.get(
-    "/{run_id}/events", response={200: EventPage, **problems(401, 404, 422)}, summary="A run's events"
+    "/{run_id}/events",
+    response={200: EventPage, 304: None, **problems(401, 404, 422)},
+    summary="A run's events",
 )
-async def list_events(request: HttpRequest, run_id: str, query: Query[EventQuery]) -> Any:
-    """The run's events after seq `after`, oldest first, at most `limit`."""
-    return await sync_to_async(reads.events_page)(run_id, query.after, query.limit)
+async def list_events(request: HttpRequest, run_id: str, query: Query[EventQuery]) -> HttpResponse:
+    """The run's events after seq `after`, oldest first, at most `limit`; `ETag`/`If-None-Match`."""
+    data = await sync_to_async(reads.events_page)(run_id, query.after, query.limit)
+    return with_etag(request, document(EventPage, data))
 
 
 @router.post("/{run_id}/cancel", response={200: Run, **problems(401, 403, 404, 409)}, summary="Cancel a run")
