@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from tests.api.conftest import EXPENSE, Api
 from tests.wfapp.helpers import settled
 from wfapp.models import Event, Session
+from wfapp.web import queries
 
 
 async def test_workflows_list_and_one_with_graph_and_input_schema(as_alice: Api, workflows: None) -> None:
@@ -112,7 +113,7 @@ async def test_run_reads_carry_an_etag_that_changes_with_the_run(
 
 
 async def test_runs_list_filters_and_pages_with_a_cursor(
-    engine_runtime: Any, as_alice: Api, as_mallory: Api
+    engine_runtime: Any, as_alice: Api, as_mallory: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ids = []
     for n in range(3):
@@ -125,15 +126,9 @@ async def test_runs_list_filters_and_pages_with_a_cursor(
     await settled(waiting.json()["id"], "waiting")
     page = (await as_mallory.get("runs?status=completed")).json()  # everyone logged in sees runs
     assert [r["id"] for r in page["items"]] == ids[::-1] and page["next_cursor"] is None
-    from wfapp.web import queries
-
-    queries_page = queries.RUNS_PAGE
-    try:
-        queries.RUNS_PAGE = 2
-        first = (await as_alice.get("runs?workflow=expense_approval")).json()
-        second = (await as_alice.get(f"runs?workflow=expense_approval&after={first['next_cursor']}")).json()
-    finally:
-        queries.RUNS_PAGE = queries_page
+    monkeypatch.setattr(queries, "RUNS_PAGE", 2)
+    first = (await as_alice.get("runs?workflow=expense_approval")).json()
+    second = (await as_alice.get(f"runs?workflow=expense_approval&after={first['next_cursor']}")).json()
     assert len(first["items"]) == 2 and first["next_cursor"]
     assert [r["id"] for r in first["items"] + second["items"]] == [waiting.json()["id"], *ids[::-1]]
     assert (await as_alice.get(f"runs?q={ids[0][:12]}")).json()["items"][0]["id"] == ids[0]
@@ -202,17 +197,13 @@ async def test_without_the_run_permissions_start_cancel_and_retry_are_forbidden(
     assert (await as_mallory.get(f"runs/{run['id']}")).json()["status"] == "waiting"
 
 
-async def test_questions_page_with_the_inbox_cursor(waiting_run: Callable[..., Any], as_bob: Api) -> None:
+async def test_questions_page_with_the_inbox_cursor(
+    waiting_run: Callable[..., Any], as_bob: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
     runs = [await waiting_run() for _ in range(2)]
-    from wfapp.web import queries
-
-    size = queries.INBOX_PAGE
-    try:
-        queries.INBOX_PAGE = 3
-        first = (await as_bob.get("interrupts?sort=newest")).json()
-        second = (await as_bob.get(f"interrupts?sort=newest&after={first['next_cursor']}")).json()
-    finally:
-        queries.INBOX_PAGE = size
+    monkeypatch.setattr(queries, "INBOX_PAGE", 3)
+    first = (await as_bob.get("interrupts?sort=newest")).json()
+    second = (await as_bob.get(f"interrupts?sort=newest&after={first['next_cursor']}")).json()
     asked = [q["id"] for run in runs for q in run["pending"]]
     assert [q["id"] for q in first["items"] + second["items"]] == sorted(asked, reverse=True)
     assert first["count"] == 4 and second["next_cursor"] is None
