@@ -103,3 +103,6 @@ class AnswerAttemptAdmin(ReadOnlyAdmin):
     list_filter = ("outcome",)
     search_fields = ("session__id", "interrupt_id", "actor")
     list_select_related = ("session",)
+
+
+from .api import admin as _api_admin  # noqa: E402, F401  (registers the API tokens' admin)

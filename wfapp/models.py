@@ -178,3 +178,6 @@ class AnswerAttempt(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         raise ValueError("Answer attempts are append-only; they cannot be deleted.")
+
+
+from .api.models import ApiToken, IdempotencyRecord  # noqa: E402, F401  (the API's models live with it)

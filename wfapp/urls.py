@@ -1,4 +1,4 @@
-"""URLs: admin, login and logout, and the dashboard's pages (``wfapp.web.urls``) when present."""
+"""URLs: admin, login and logout, the JSON API (``wfapp.api.urls``), and the dashboard's pages (``wfapp.web.urls``) when present."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("admin/", admin.site.urls),
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("api/", include("wfapp.api.urls")),
 ]
 
 

@@ -22,6 +22,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "ninja",  # the API docs page's Swagger UI files, served locally (never from a CDN)
     "wfapp",
     "axes",
 ]

@@ -1,5 +1,8 @@
 """``manage.py wf``: list workflows, start, show, answer, cancel and retry runs; JSON on stdout.
 
+``wf token create <user>`` prints a new personal API token (only then: just a hash is kept),
+``wf token revoke <user> <id>`` revokes one.
+
 ``start``, ``answer`` and ``retry`` execute the run in this process under a lease (a running
 server leaves it alone) and return once it waits or ends. Bad input exits non-zero with a
 message on stderr and writes nothing.
@@ -48,8 +51,19 @@ class Command(BaseCommand):
             sub = actions.add_parser(name, help=text)
             sub.add_argument("run")
             sub.add_argument("--user", help=f"who does it (needs wfapp.{name}_run)")
+        token = actions.add_parser("token", help="personal API tokens")
+        token_actions = token.add_subparsers(dest="token_action", required=True, metavar="TOKEN_ACTION")
+        create = token_actions.add_parser("create", help="create a token; prints it (only this once)")
+        create.add_argument("user")
+        create.add_argument("--name", default="command line", help="what the token is for")
+        revoke = token_actions.add_parser("revoke", help="revoke a token by its id")
+        revoke.add_argument("user")
+        revoke.add_argument("token_id", type=int)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["action"] == "token":
+            self._token(options)  # the token itself on stdout, not JSON: it is what you copy
+            return
         try:
             report = asyncio.run(self._dispatch(options))
         except ValueError as error:  # every caller error; nothing was written
@@ -115,6 +129,24 @@ class Command(BaseCommand):
         await services.check_retry(options["run"], user=await _user(options.get("user")))
         await _advance_here(options["run"], retry=True)
         return await sync_to_async(run_report)(options["run"])
+
+    def _token(self, options: dict[str, Any]) -> None:
+        from wfapp.api import tokens
+
+        user = get_user_model().objects.filter(username=options["user"]).first()
+        if user is None:
+            raise CommandError(f"Unknown user {options['user']!r}")
+        if options["token_action"] == "revoke":
+            if not tokens.revoke(user, options["token_id"]):
+                raise CommandError(f"{user} has no active token {options['token_id']}")
+            self.stderr.write(f"Token {options['token_id']} of {user} revoked.")
+            return
+        try:
+            record, text = tokens.issue(user, options["name"])
+        except ValueError as refused:
+            raise CommandError(str(refused)) from None
+        self.stderr.write(f"Token {record.pk} ({record.name!r}) for {user}; it is shown only this once:")
+        self.stdout.write(text)
 
 
 async def _answer_value(options: dict[str, Any], user: Any) -> Any:

@@ -1,0 +1,96 @@
+"""Fixtures for the API: users with and without the answer permission, their tokens, clients."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
+from django.contrib.auth.models import User
+from django.db import connections
+from django.test import AsyncClient
+
+from tests.wfapp.conftest import (  # noqa: F401  (fixtures shared with the wfapp tests)
+    _close_thread_connections,
+    alice,
+    bob,
+    engine_runtime,
+    mallory,
+    test_dir,
+    workflows,
+)
+from tests.wfapp.helpers import settled
+from wfapp.api import tokens
+
+EXPENSE = {"employee": "Ann", "amount": "1500", "category": "travel", "description": "Flights to Oslo"}
+
+
+class Api:
+    """An async client that sends one user's bearer token (or none) and JSON bodies."""
+
+    def __init__(self, token: str | None) -> None:
+        self.client = AsyncClient()
+        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
+
+    async def get(self, path: str, **headers: str) -> Any:
+        # Each request in its own thread-sensitive context, as Django's ASGI handler serves it
+        # (the test client does not): otherwise a sync middleware holds the one shared thread
+        # while the view waits, and the runtime's database calls queue behind it.
+        async with ThreadSensitiveContext():
+            try:
+                return await self.client.get("/api/v1/" + path, headers={**self.headers, **headers})
+            finally:
+                await sync_to_async(connections.close_all)()  # this context's thread's connection
+
+    async def post(self, path: str, body: Any = None, **headers: str) -> Any:
+        data = b"" if body is None else (body if isinstance(body, bytes | str) else json.dumps(body))
+        async with ThreadSensitiveContext():
+            try:
+                return await self.client.post(
+                    "/api/v1/" + path,
+                    data=data,
+                    content_type=headers.pop("content_type", "application/json"),
+                    headers={**self.headers, **headers},
+                )
+            finally:
+                await sync_to_async(connections.close_all)()
+
+
+def token_for(user: User) -> str:
+    return tokens.issue(user, "tests")[1]
+
+
+@pytest.fixture
+async def as_alice(alice: User) -> Api:  # noqa: F811
+    return Api(await sync_to_async(token_for)(alice))
+
+
+@pytest.fixture
+async def as_bob(bob: User) -> Api:  # noqa: F811
+    return Api(await sync_to_async(token_for)(bob))
+
+
+@pytest.fixture
+async def as_mallory(mallory: User) -> Api:  # noqa: F811
+    return Api(await sync_to_async(token_for)(mallory))
+
+
+@pytest.fixture
+def anonymous(transactional_db: None) -> Api:
+    return Api(None)
+
+
+@pytest.fixture
+def waiting_run(engine_runtime: Any, as_alice: Api) -> Callable[..., Any]:  # noqa: F811
+    """Start a run through the API and wait until it waits for an answer; return its document."""
+
+    async def start(workflow: str = "expense_approval", node_input: Any = None) -> dict[str, Any]:
+        response = await as_alice.post(f"workflows/{workflow}/runs", {"input": node_input or EXPENSE})
+        assert response.status_code == 201, response.content
+        await settled(response.json()["id"], "waiting")
+        run = await as_alice.get(f"runs/{response.json()['id']}")
+        return dict(run.json())
+
+    return start

@@ -1,0 +1,105 @@
+"""SSE: a run's events in order with resume by ``Last-Event-ID``; the inbox's changes; revocation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
+from django.contrib.auth.models import User
+
+from tests.api.conftest import EXPENSE, Api
+from tests.api.sse import Reader
+from wfapp.api import tokens
+from wfapp.models import ApiToken, Event
+
+
+async def _stream(api: Api, path: str, **headers: str) -> Reader:
+    async with ThreadSensitiveContext():
+        return Reader(await api.get(path, **headers))
+
+
+async def _seqs(session_id: str) -> list[int]:
+    return [
+        seq
+        async for seq in Event.objects.filter(session_id=session_id)
+        .order_by("seq")
+        .values_list("seq", flat=True)
+    ]
+
+
+async def test_resume_after_a_disconnect_gets_every_missed_event_once_in_order(
+    waiting_run: Callable[..., Any], as_alice: Api
+) -> None:
+    run = await waiting_run()
+    first = await _stream(as_alice, f"runs/{run['id']}/stream")
+    seen = [await first.next() for _ in range(run["last_seq"])]
+    assert [f.id for f in seen] == list(range(1, run["last_seq"] + 1))
+    assert [f.data["seq"] for f in seen] == [f.id for f in seen] and seen[0].data["timestamp"].endswith("Z")
+    await first.close()  # the client goes away
+
+    manager, finance = run["pending"]
+    await as_alice.post(f"interrupts/{manager['id']}/answer", {"answer": {"approved": True}})
+    resumed = await _stream(as_alice, f"runs/{run['id']}/stream", **{"Last-Event-ID": str(seen[-1].id)})
+    live = [await resumed.next() for _ in range(4)]  # what it missed while away
+    await as_alice.post(f"interrupts/{finance['id']}/answer", {"answer": {"approved": False}})
+    rest = await resumed.until("end")
+    got = [f.id for f in live + rest if f.event == "message"]
+    assert got == (await _seqs(run["id"]))[len(seen) :]
+    assert rest[-1].data == {"run": run["id"], "status": "completed", "last_seq": got[-1]}
+    assert next(f.data["kind"] for f in live + rest if f.event == "message") == "answer"
+
+    again = await _stream(as_alice, f"runs/{run['id']}/stream?after=3")
+    replay = await again.until("end")
+    assert [f.id for f in replay if f.event == "message"] == list(range(4, got[-1] + 1))
+
+
+async def test_a_bad_last_event_id_is_refused(waiting_run: Callable[..., Any], as_alice: Api) -> None:
+    run = await waiting_run()
+    refused = await as_alice.get(f"runs/{run['id']}/stream", **{"Last-Event-ID": "seven"})
+    assert refused.status_code == 400 and refused.json()["type"] == "/api/v1/problems/bad-request"
+
+
+async def test_the_inbox_stream_shows_new_and_closed_questions_you_may_answer(
+    waiting_run: Callable[..., Any], as_alice: Api, as_bob: Api, as_mallory: Api
+) -> None:
+    run = await waiting_run()
+    inbox = await _stream(as_bob, "interrupts/stream?workflow=expense_approval")
+    opening = await inbox.until("ready")
+    assert [f.data["id"] for f in opening if f.event == "pending"] == [q["id"] for q in run["pending"]]
+    assert opening[-1].data == {"pending": 2}
+    blind = await _stream(as_mallory, "interrupts/stream")
+    assert [f.event for f in await blind.until("ready")] == ["ready"]
+
+    await as_alice.post(f"interrupts/{run['pending'][0]['id']}/answer", {"answer": {"approved": True}})
+    closed = await inbox.next()
+    assert closed.event == "closed" and closed.data["id"] == run["pending"][0]["id"]
+    assert closed.data["status"] == "answered" and closed.data["answered_by"] == "alice"
+
+    other = await as_alice.post("workflows/expense_approval/runs", {"input": {**EXPENSE, "amount": 500}})
+    asked = await inbox.next()
+    assert asked.event == "pending" and asked.data["run"] == other.json()["id"]
+    assert asked.data["interrupt_id"] == "manager-approval"
+    await inbox.close()
+    await blind.close()
+
+
+async def test_a_token_revoked_mid_session_ends_its_stream_and_its_requests(
+    waiting_run: Callable[..., Any], as_alice: Api, bob: User
+) -> None:
+    run = await waiting_run()
+    token = await sync_to_async(lambda: tokens.issue(bob, "chat bot")[1])()
+    as_bob = Api(token)
+    assert (await as_bob.get(f"runs/{run['id']}")).status_code == 200
+    stream = await _stream(as_bob, f"runs/{run['id']}/stream")
+    for _ in range(run["last_seq"]):
+        await stream.next()
+    record = await ApiToken.objects.aget(user=bob)
+    assert record.last_used_at is not None and record.digest != token and token not in record.prefix + "…"
+    assert await sync_to_async(tokens.revoke)(bob, record.pk)
+
+    await as_alice.post(f"interrupts/{run['pending'][0]['id']}/answer", {"answer": {"approved": True}})
+    ending = await stream.until("error")
+    assert ending[-1].data["type"] == "/api/v1/problems/invalid-token"
+    refused = await as_bob.get(f"runs/{run['id']}")
+    assert refused.status_code == 401 and refused.json()["type"] == "/api/v1/problems/invalid-token"

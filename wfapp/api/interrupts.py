@@ -1,0 +1,74 @@
+"""``interrupts``: the questions you may answer (the inbox's filters and visibility), answering one."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest, HttpResponse
+from ninja import Query, Router, Schema
+from pydantic import Field
+
+from wfapp import services
+from wfapp.doorbell import session_group
+from wfapp.errors import NotPermitted, UnknownRunError
+
+from . import idempotency, live, reads
+from .auth import caller
+from .problems import Problem
+from .responses import document, problems
+from .schemas import AnswerBody, AnswerResult, Question, QuestionPage
+
+router = Router(tags=["interrupts"])
+
+
+class QuestionFilters(Schema):
+    workflow: str = Field("", max_length=200)
+    q: str = Field("", max_length=200, description="Text in the question's message.")
+    sort: Literal["oldest", "newest"] = "oldest"
+    after: str | None = Field(None, max_length=500, description="The `next_cursor` of the previous page.")
+
+
+@router.get("", response={200: QuestionPage, **problems(400, 401, 422)}, summary="List pending questions")
+async def list_questions(request: HttpRequest, filters: Query[QuestionFilters]) -> Any:
+    """Pending questions you may answer, oldest first (or newest), as the inbox shows them."""
+    return await sync_to_async(reads.questions_page)(
+        caller(request), filters.workflow, filters.q, filters.sort == "newest", filters.after
+    )
+
+
+@router.get("/{int:question_id}", response={200: Question, **problems(401, 404)}, summary="One question")
+async def get_question(request: HttpRequest, question_id: int) -> Any:
+    data, _, _ = await sync_to_async(reads.question_document)(caller(request), question_id)
+    return data
+
+
+@router.post(
+    "/{int:question_id}/answer",
+    response={200: AnswerResult, 202: AnswerResult, **problems(400, 401, 403, 404, 409, 413, 415, 422)},
+    summary="Answer a question",
+    openapi_extra={"parameters": [idempotency.PARAMETER]},
+)
+async def answer(request: HttpRequest, question_id: int, body: AnswerBody) -> HttpResponse:
+    """Answer (validated against the question's `response_schema`); the first answer wins.
+
+    200: the run has taken the answer (the response shows it waiting for its next question or
+    finished). 202: the answer is recorded and the run advances in the background; follow
+    `runs/{id}/stream`. 409 `already-answered` says who answered first and when.
+    """
+    user = caller(request)
+    _, session_id, interrupt_id = await sync_to_async(reads.question_document)(user, question_id)
+
+    async def act() -> idempotency.Outcome:
+        async with live.doorbells(session_group(session_id)) as bell:
+            try:
+                await services.answer_interrupt(session_id, interrupt_id, body.answer, user=user)
+            except (NotPermitted, UnknownRunError):
+                raise Problem("not-found", f"No question {question_id}.") from None
+            data, answer_seq = await sync_to_async(reads.answered)(user, question_id)
+            done = live.advances_here() and await live.wait_settled(session_id, answer_seq, bell)
+        run = await sync_to_async(reads.run_document)(user, session_id)
+        result = document(AnswerResult, {"question": data, "run": run})
+        return idempotency.Outcome(200 if done else 202, result)
+
+    return await idempotency.once(request, user, act)

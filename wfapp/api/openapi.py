@@ -1,0 +1,115 @@
+"""The OpenAPI document's additions, and who may read it and its docs page.
+
+Every registered workflow gets its input schema as a component and its own start operation
+(`POST /api/v1/workflows/<name>/runs`) whose body references it, so a client generator or a
+reader sees exactly what each workflow takes. Problem responses are `application/problem+json`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
+
+from wfapp.registry import all_workflows
+
+from .auth import TokenAuth
+from .problems import MEDIA_TYPE, Problem
+
+START_PATH = "/api/v1/workflows/{name}/runs"
+_REF = "#/components/schemas/"
+
+
+def _component_name(*parts: str) -> str:
+    return "_".join("".join(c if c.isalnum() or c in "._-" else "_" for c in part) for part in parts)
+
+
+def _hoist(schema: dict[str, Any], owner: str, components: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with its ``$defs`` moved into ``components`` and its local refs pointed there."""
+    schema = dict(schema)
+    defs = {**schema.pop("$defs", {}), **schema.pop("definitions", {})}
+    names = {name: _component_name(owner, name) for name in defs}
+
+    def pointed(part: Any) -> Any:
+        text = json.dumps(part)
+        for name, component in names.items():
+            for local in (f"#/$defs/{name}", f"#/definitions/{name}"):
+                text = text.replace(json.dumps(local), json.dumps(_REF + component))
+        return json.loads(text)
+
+    for name, body in defs.items():
+        components[names[name]] = pointed(body)
+    return dict(pointed(schema))
+
+
+def _workflow_inputs(schema: dict[str, Any]) -> None:
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    generic = schema["paths"].get(START_PATH, {}).get("post")
+    if generic is None:
+        return
+    for name, workflow in all_workflows().items():
+        component = _component_name("WorkflowInput", name)
+        input_schema = workflow.input_schema or {}
+        components[component] = _hoist(input_schema, name, components) if input_schema else {}
+        operation = copy.deepcopy(generic)
+        operation["operationId"] = _component_name("start", name)
+        operation["summary"] = f"Start a run of {name}"
+        operation["parameters"] = [p for p in operation.get("parameters", []) if p.get("in") != "path"]
+        body = {
+            "type": "object",
+            "properties": {"input": {"$ref": _REF + component}},
+            "required": ["input"],
+            "additionalProperties": False,
+        }
+        operation["requestBody"] = {"content": {"application/json": {"schema": body}}, "required": True}
+        schema["paths"][START_PATH.replace("{name}", name)] = {"post": operation}
+
+
+def _responses(operation: dict[str, Any]) -> dict[str, Any]:
+    """The operation's responses keyed by status text (django-ninja's int keys and ours merged)."""
+    merged: dict[str, Any] = {}
+    for status, response in operation.get("responses", {}).items():
+        merged[str(status)] = {**merged.get(str(status), {}), **response}
+    operation["responses"] = merged
+    return merged
+
+
+def _problem_media_types(schema: dict[str, Any]) -> None:
+    for path_item in schema["paths"].values():
+        for operation in path_item.values():
+            for status, response in _responses(operation).items():
+                content = response.get("content", {})
+                if status[0] in "45" and "application/json" in content:
+                    content[MEDIA_TYPE] = content.pop("application/json")
+
+
+def extend(schema: Any) -> Any:
+    _workflow_inputs(schema)
+    _problem_media_types(schema)
+    return schema
+
+
+def docs_access(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """The schema and the docs page need a token or a session, like every other page."""
+
+    @wraps(view)
+    def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated:
+            try:
+                user = TokenAuth()(request)
+            except Problem as refused:
+                return refused.response(request)
+        if user is not None and user.is_authenticated:
+            return view(request, *args, **kwargs)
+        if request.path.endswith("/docs"):
+            return redirect_to_login(request.get_full_path())
+        problem = Problem("unauthenticated", "Authentication required: send 'Authorization: Bearer <token>'.")
+        return problem.response(request)
+
+    return guarded

@@ -1,0 +1,115 @@
+"""The API's reads, synchronous (call them with ``sync_to_async``), on the dashboard's queries.
+
+``wfapp.web.queries`` decides what a user may see, for the pages, the sockets and the API.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from wfapp.models import InterruptStatus
+from wfapp.web import queries
+
+from . import schemas
+from .problems import Problem
+
+EVENTS_PAGE = queries.LIVE_BATCH
+
+
+def run_document(user: Any, session_id: str) -> dict[str, Any]:
+    session = queries.get_run(session_id)
+    if session is None:
+        raise Problem("not-found", f"No run {session_id!r}.")
+    pending = queries.pending_for_run(user, session.pk, session.last_seq)
+    return schemas.run(session, pending)
+
+
+def _cursor(cursor: str | None, id_type: type) -> str | None:
+    """The cursor if it is one the lists give out (a moment and an id), else ``bad-cursor``."""
+    if not cursor:
+        return None
+    parts = queries.decode_cursor(cursor, 2)
+    try:
+        valid = parts is not None and bool(datetime.fromisoformat(parts[0])) and type(parts[1]) is id_type
+    except (TypeError, ValueError):
+        valid = False
+    if not valid:
+        raise Problem("bad-cursor", "The 'after' cursor is not one this API gave out; start without it.")
+    return cursor
+
+
+def runs_page(status: str, workflow: str, q: str, cursor: str | None) -> dict[str, Any]:
+    page = queries.runs_page(status=status, workflow=workflow, q=q.strip()[:100], cursor=_cursor(cursor, str))
+    return {"items": [schemas.run_summary(s) for s in page.items], "next_cursor": page.next_cursor}
+
+
+def events_page(session_id: str, after: int, limit: int) -> dict[str, Any]:
+    session = queries.get_run(session_id)
+    if session is None:
+        raise Problem("not-found", f"No run {session_id!r}.")
+    rows = queries.events_after(session.pk, after, limit)
+    full = len(rows) == limit and rows[-1]["seq"] < session.last_seq
+    return {
+        "items": [schemas.event(row) for row in rows],
+        "last_seq": session.last_seq,
+        "next_after": rows[-1]["seq"] if full else None,
+    }
+
+
+def questions_page(user: Any, workflow: str, q: str, newest: bool, cursor: str | None) -> dict[str, Any]:
+    page = queries.inbox_page(
+        user, workflow=workflow, q=q.strip()[:200], newest=newest, cursor=_cursor(cursor, int)
+    )
+    return {
+        "items": [schemas.question(row) for row in page.items],
+        "next_cursor": page.next_cursor,
+        "count": page.count or 0,
+    }
+
+
+def question_document(user: Any, pk: int) -> tuple[dict[str, Any], str, str]:
+    """The question (404 unless visible), its run and its interrupt id."""
+    row = queries.visible_interrupt(user, pk)
+    if row is None:
+        raise Problem("not-found", f"No question {pk}.")
+    return schemas.question(row), row.session_id, row.interrupt_id
+
+
+def answered(user: Any, pk: int) -> tuple[dict[str, Any], int]:
+    row = queries.visible_interrupt(user, pk)
+    if row is None:
+        raise Problem("not-found", f"No question {pk}.")
+    return schemas.question(row), int(row.answer_seq or 0)
+
+
+def is_pending(status: str) -> bool:
+    return status == InterruptStatus.PENDING
+
+
+def stream_batch(session_id: str, after: int) -> tuple[list[dict[str, Any]], str, int]:
+    """Events after ``after`` (one batch), and the run's status and last seq read just before."""
+    session = queries.get_run(session_id)
+    if session is None:
+        return [], "cancelled", after
+    rows = queries.events_after(session_id, after)
+    return [schemas.event(row) for row in rows], session.status, session.last_seq
+
+
+def pending_questions(
+    user: Any, workflow: str, q: str, session_id: str | None = None
+) -> list[dict[str, Any]]:
+    """Pending questions ``user`` may answer that match the inbox filters, oldest first."""
+    rows = queries.answerable(user).filter(status=InterruptStatus.PENDING)
+    if workflow:
+        rows = rows.filter(workflow=workflow)
+    if q:
+        rows = rows.filter(message__icontains=q)
+    if session_id is not None:
+        rows = rows.filter(session_id=session_id)
+    return [schemas.question(row) for row in rows.order_by("created_at", "id")]
+
+
+def questions_by_id(user: Any, pks: list[int]) -> list[dict[str, Any]]:
+    rows = queries.answerable(user).filter(pk__in=pks).order_by("created_at", "id")
+    return [schemas.question(row) for row in rows]

@@ -1,0 +1,74 @@
+"""``runs``: the filtered list, one run (with an ETag), its events after a seq, cancel, retry."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest, HttpResponse
+from ninja import Query, Router, Schema
+from ninja.responses import Status
+from pydantic import Field
+
+from wfapp import services
+
+from . import reads
+from .auth import caller
+from .responses import document, problems, with_etag
+from .schemas import EventPage, Run, RunPage
+
+router = Router(tags=["runs"])
+
+
+class RunFilters(Schema):
+    status: Literal["", "running", "waiting", "completed", "failed", "cancelled"] = ""
+    workflow: str = Field("", max_length=200)
+    q: str = Field("", max_length=100, description="Part of the run id.")
+    after: str | None = Field(None, max_length=500, description="The `next_cursor` of the previous page.")
+
+
+class EventQuery(Schema):
+    after: int = Field(0, ge=0, description="Only events with a greater seq.")
+    limit: int = Field(reads.EVENTS_PAGE, ge=1, le=reads.EVENTS_PAGE)
+
+
+@router.get("", response={200: RunPage, **problems(400, 401, 422)}, summary="List runs, newest first")
+async def list_runs(request: HttpRequest, filters: Query[RunFilters]) -> Any:
+    return await sync_to_async(reads.runs_page)(filters.status, filters.workflow, filters.q, filters.after)
+
+
+@router.get(
+    "/{run_id}", response={200: Run, 304: None, **problems(401, 404)}, summary="One run", url_name="run"
+)
+async def get_run(request: HttpRequest, run_id: str) -> HttpResponse:
+    """Status, input, output, error and the open questions you may answer; `ETag`/`If-None-Match`."""
+    data = await sync_to_async(reads.run_document)(caller(request), run_id)
+    return with_etag(request, document(Run, data))
+
+
+@router.get(
+    "/{run_id}/events",
+    response={200: EventPage, 304: None, **problems(401, 404, 422)},
+    summary="A run's events",
+)
+async def list_events(request: HttpRequest, run_id: str, query: Query[EventQuery]) -> HttpResponse:
+    """The run's events after seq `after`, oldest first, at most `limit`; `ETag`/`If-None-Match`."""
+    data = await sync_to_async(reads.events_page)(run_id, query.after, query.limit)
+    return with_etag(request, document(EventPage, data))
+
+
+@router.post("/{run_id}/cancel", response={200: Run, **problems(401, 403, 404, 409)}, summary="Cancel a run")
+async def cancel(request: HttpRequest, run_id: str) -> Any:
+    user = caller(request)
+    await sync_to_async(reads.run_document)(user, run_id)  # 404 first
+    await services.cancel_run(run_id, user=user)
+    return await sync_to_async(reads.run_document)(user, run_id)
+
+
+@router.post("/{run_id}/retry", response={202: Run, **problems(401, 403, 404, 409)}, summary="Retry a run")
+async def retry(request: HttpRequest, run_id: str) -> Any:
+    """Run the failed nodes of a failed run again, in the background (202)."""
+    user = caller(request)
+    await sync_to_async(reads.run_document)(user, run_id)
+    await services.retry_run(run_id, user=user)
+    return Status(202, await sync_to_async(reads.run_document)(user, run_id))

@@ -1,0 +1,157 @@
+"""The API's documents: request bodies (unknown fields refused) and responses, as pydantic models.
+
+Timestamps are aware UTC datetimes, so they serialize as ISO 8601 with a ``Z``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from ninja import Schema
+from pydantic import ConfigDict, Field
+
+from wfapp.models import Interrupt, Session
+from wfapp.reports import interrupt_report
+
+RunStatusName = Literal["running", "waiting", "completed", "failed", "cancelled"]
+QuestionStatus = Literal["pending", "answered", "cancelled", "superseded", "withdrawn"]
+
+
+class _Strict(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StartBody(_Strict):
+    input: Any = Field(description="The workflow's input: it must satisfy the workflow's `input_schema`.")
+
+
+class AnswerBody(_Strict):
+    answer: Any = Field(description="The answer: it must satisfy the question's `response_schema`.")
+
+
+class WorkflowSummary(Schema):
+    name: str
+    description: str
+    input_schema: dict[str, Any] | None = Field(description="JSON Schema of a start's `input`.")
+
+
+class Workflow(WorkflowSummary):
+    graph: dict[str, Any] = Field(description="The graph: its `nodes` and `edges` (with routes).")
+
+
+class WorkflowList(Schema):
+    items: list[WorkflowSummary]
+
+
+class Question(Schema):
+    id: int = Field(description="The question's id in this API (`interrupts/{id}`).")
+    interrupt_id: str = Field(description="The id the workflow asked it under.")
+    run: str
+    workflow: str
+    node_path: str
+    message: str
+    payload: Any
+    response_schema: dict[str, Any] | None = Field(description="JSON Schema an answer must satisfy.")
+    status: QuestionStatus
+    answer: Any
+    answered_by: str | None
+    answered_at: datetime | None
+    created_at: datetime
+
+
+class QuestionPage(Schema):
+    items: list[Question]
+    next_cursor: str | None = Field(description="Pass as `after` for the next page; null on the last.")
+    count: int = Field(description="How many pending questions match the filters.")
+
+
+class RunSummary(Schema):
+    id: str
+    workflow: str
+    status: RunStatusName
+    created_by: str | None
+    created_at: datetime
+    updated_at: datetime
+    last_seq: int = Field(description="The seq of the run's latest event.")
+
+
+class Run(RunSummary):
+    input: Any
+    output: Any
+    error: dict[str, Any] | None = Field(description="`{type, message}` when the run failed.")
+    pending: list[Question] = Field(description="Its open questions that you may answer.")
+
+
+class RunPage(Schema):
+    items: list[RunSummary]
+    next_cursor: str | None = Field(description="Pass as `after` for the next page; null on the last.")
+
+
+class RunEvent(Schema):
+    seq: int
+    timestamp: datetime
+    kind: str
+    node_path: str
+    author: str
+    data: dict[str, Any]
+
+
+class EventPage(Schema):
+    items: list[RunEvent]
+    last_seq: int = Field(description="The run's latest seq when this page was read.")
+    next_after: int | None = Field(description="Pass as `after` for more; null when none were left.")
+
+
+class AnswerResult(Schema):
+    question: Question
+    run: Run
+
+
+class ProblemDocument(Schema):
+    """An RFC 9457 problem; types may add members (`errors`, `answered_by`, `answered_at`, `limit`)."""
+
+    model_config = ConfigDict(extra="allow")
+    type: str
+    title: str
+    status: int
+    detail: str
+    instance: str | None = None
+
+
+def question(row: Interrupt) -> dict[str, Any]:
+    # The CLI's report of an interrupt names it by its interrupt id; the API by its row.
+    return {
+        **interrupt_report(row),
+        "id": row.pk,
+        "interrupt_id": row.interrupt_id,
+        "run": row.session_id,
+        "workflow": row.workflow,
+        "created_at": row.created_at,
+    }
+
+
+def run_summary(session: Session) -> dict[str, Any]:
+    return {
+        "id": session.pk,
+        "workflow": session.workflow,
+        "status": session.status,
+        "created_by": session.created_by.get_username() if session.created_by else None,
+        "created_at": session.created_at,
+        "updated_at": session.updated_at,
+        "last_seq": session.last_seq,
+    }
+
+
+def run(session: Session, pending: list[Interrupt]) -> dict[str, Any]:
+    return {
+        **run_summary(session),
+        "input": session.input,
+        "output": session.output,
+        "error": session.error,
+        "pending": [question(row) for row in pending],
+    }
+
+
+def event(row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "timestamp": datetime.fromtimestamp(row["timestamp"], UTC)}

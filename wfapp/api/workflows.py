@@ -1,0 +1,63 @@
+"""``workflows``: the registered workflows, one with its graph, and starting a run of one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest, HttpResponse
+from ninja import Router
+
+from wfapp import services
+from wfapp.registry import all_workflows, get_workflow
+
+from . import idempotency, reads
+from .auth import caller
+from .responses import document, problems
+from .schemas import Run, StartBody, Workflow, WorkflowList
+
+router = Router(tags=["workflows"])
+
+
+def _summary(workflow: Any) -> dict[str, Any]:
+    describe = workflow.describe()
+    return {
+        "name": workflow.name,
+        "description": describe.get("description") or "",
+        "input_schema": workflow.input_schema,
+    }
+
+
+@router.get("", response={200: WorkflowList, **problems(401)}, summary="List the workflows")
+async def list_workflows(request: HttpRequest) -> Any:
+    return {"items": [_summary(wf) for wf in all_workflows().values()]}
+
+
+@router.get("/{name}", response={200: Workflow, **problems(401, 404)}, summary="One workflow")
+async def get_one(request: HttpRequest, name: str) -> Any:
+    workflow = get_workflow(name)
+    describe = workflow.describe()
+    graph = {"nodes": describe.get("nodes") or [], "edges": describe.get("edges") or []}
+    return {**_summary(workflow), "graph": graph}
+
+
+@router.post(
+    "/{name}/runs",
+    response={201: Run, **problems(400, 401, 403, 404, 409, 413, 415, 422)},
+    summary="Start a run",
+    openapi_extra={"parameters": [idempotency.PARAMETER]},
+)
+async def start(request: HttpRequest, name: str, body: StartBody) -> HttpResponse:
+    """Validate `input` against the workflow's input schema and start a run in the background.
+
+    With an `Idempotency-Key`, a retry returns the first run instead of starting another.
+    """
+    user = caller(request)
+    get_workflow(name)  # 404 for an unknown workflow, before the key is reserved
+
+    async def act() -> idempotency.Outcome:
+        session_id = await services.start_run(name, body.input, user=user)
+        data = await sync_to_async(reads.run_document)(user, session_id)
+        return idempotency.Outcome(201, document(Run, data), f"/api/v1/runs/{session_id}")
+
+    return await idempotency.once(request, user, act)
