@@ -175,6 +175,8 @@ class InboxConsumer(LiveConsumer):
                 await database_sync_to_async(presenter.inbox_list)(self.user, self.filters, self.watermark)
             )
             return
+        if self.greeted:
+            return  # a page says hello once per socket: a repeat moves positions, sends nothing again
         html, sent = await database_sync_to_async(presenter.inbox_update)(
             self.user, self.filters, self.watermark, self.sent, closed_since=self.since
         )
