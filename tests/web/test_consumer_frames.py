@@ -63,7 +63,9 @@ frames = st.one_of(
     json_values.map(json.dumps),
     st.text(max_size=300),
     st.integers(min_value=1, max_value=3000).map(lambda depth: "[" * depth + "]" * depth),
-    st.integers(min_value=4097, max_value=70_000).map(lambda size: '{"type": "hello", "p": "' + "x" * size + '"}'),
+    st.integers(min_value=4097, max_value=70_000).map(
+        lambda size: '{"type": "hello", "p": "' + "x" * size + '"}'
+    ),
     st.binary(max_size=64),
 )
 
