@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
@@ -87,3 +88,21 @@ async def test_a_doorbell_before_the_hello_is_ignored_by_every_page(olga: User) 
         assert await drain(comm) == "", path  # its hello, still to come, reads all of it
         assert 'id="inbox-count"' in await hello(comm), path
         await comm.disconnect()
+
+
+async def test_a_long_backlog_arrives_whole_in_messages_the_server_can_send(
+    olga: User, settings: Any
+) -> None:
+    settings.DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = 12000  # Daphne refuses to send a larger one (1011)
+    run = await start()
+    last = (await sync_to_async(queries.get_run)(run)).last_seq
+    comm = await socket(f"/ws/runs/{run}/?after=0", olga)
+    assert (await comm.connect())[0]
+    await comm.send_to(text_data=json.dumps({"type": "hello", "last_seq": 0}))
+    messages = [await comm.receive_from(timeout=10)]
+    while not await comm.receive_nothing(timeout=1):
+        messages.append(await comm.receive_from())
+    assert len(messages) > 2
+    assert max(len(message.encode()) for message in messages) <= 12000
+    assert seqs("".join(messages)) == list(range(1, last + 1))  # each once, in order
+    await comm.disconnect()

@@ -22,6 +22,7 @@ from urllib.parse import parse_qs
 from autobahn.exception import Disconnected
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 from django.utils import timezone
 
 from wfapp.doorbell import INBOX_GROUP, RUNS_GROUP, session_group
@@ -36,6 +37,12 @@ MAX_OPEN = 200  # question cards a run page may say it shows
 def _query(scope: dict[str, Any]) -> dict[str, str]:
     raw = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     return {key: values[-1][:200] for key, values in raw.items() if values}
+
+
+def _too_large(html: str) -> bool:
+    """Whether one message of this text is more than the server sends (``serve`` passes the limit)."""
+    limit = int(settings.DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE)
+    return limit > 0 and len(html) * 4 > limit and len(html.encode()) > limit
 
 
 def _url_position(scope: dict[str, Any], name: str) -> int:
@@ -129,6 +136,15 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
 
     async def push(self, html: str) -> None:
         if not html.strip() or self.gone:
+            return
+        if _too_large(html):
+            # Daphne would refuse to send it and close the socket (1011): the page reloads it instead.
+            logger.warning(
+                "%s: a live update of %d bytes is over the %d-byte websocket message limit; not sent",
+                type(self).__name__,
+                len(html.encode()),
+                settings.DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE,
+            )
             return
         try:
             await self.send(text_data=html)
@@ -258,13 +274,17 @@ class RunConsumer(LiveConsumer):
         await super().ring(session_id, seq)
 
     async def catch_up(self) -> None:
-        while True:
+        batch = queries.LIVE_BATCH
+        while not self.gone:
             before = self.last_seq
             update = await database_sync_to_async(presenter.run_update)(
-                self.session_id, self.user, before, self.showing, self.expanded
+                self.session_id, self.user, before, self.showing, self.expanded, batch
             )
+            if batch > 1 and _too_large(update.html):
+                batch //= 2  # a long backlog of large events: the same events, in smaller messages
+                continue
             self.last_seq = update.last_seq
             self.showing = (self.showing | update.opened) - update.closed
             await self.push(update.html)
-            if self.last_seq - before < queries.LIVE_BATCH:
+            if self.last_seq - before < batch:
                 return
