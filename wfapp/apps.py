@@ -1,4 +1,4 @@
-"""The wfapp Django app: registers the workflow system checks."""
+"""The wfapp Django app: registers the system checks and the logout receiver."""
 
 from __future__ import annotations
 
@@ -12,3 +12,4 @@ class WfappConfig(AppConfig):
 
     def ready(self) -> None:
         from . import checks  # noqa: F401  (registers the checks)
+        from .web import logout  # noqa: F401  (closes a session's sockets when it logs out)

@@ -1,12 +1,28 @@
-"""System checks: a registered workflow that does not import or validate fails ``manage.py check``."""
+"""System checks, and what ``serve`` and ``wf`` check before they start.
+
+A registered workflow that does not import or validate fails ``manage.py check``. The
+production profile's static files storage needs ``collectstatic`` to have run (without its
+manifest every page answers 500): ``check --deploy`` says so, and ``serve`` refuses to start.
+A database without wfapp's tables gets the command to run instead of a traceback.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.conf import STATICFILES_STORAGE_ALIAS, settings
+from django.contrib.staticfiles import finders
+from django.contrib.staticfiles.storage import ManifestFilesMixin
 from django.core import checks
+from django.core.files.storage import storages
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.migrations.executor import MigrationExecutor
 
 from .registry import load_workflows
+
+COLLECTSTATIC = "python manage.py collectstatic --noinput"
+MIGRATE = "python manage.py migrate"
+_COLLECTSTATIC_IGNORES = ["CVS", ".*", "*~"]  # what collectstatic leaves out by default
 
 
 @checks.register("wfapp")
@@ -17,3 +33,52 @@ def check_workflows(app_configs: Any = None, **kwargs: Any) -> list[checks.Check
         checks.Error(problem.message, hint=problem.hint, obj=problem.path, id=f"wfapp.{problem.code}")
         for problem in problems
     ]
+
+
+def static_problem() -> str | None:
+    """Why the static files cannot be served as the storage expects, or None.
+
+    Only a manifest storage (the production profile's) needs ``collectstatic``; the embedded
+    profile serves straight from the source folders.
+    """
+    storage = storages[STATICFILES_STORAGE_ALIAS]
+    if not isinstance(storage, ManifestFilesMixin):
+        return None
+    root = settings.STATIC_ROOT
+    todo = f"run `{COLLECTSTATIC}` (with the same settings) first."
+    if storage.read_manifest() is None:
+        return f"The static files have not been collected into {root}, so every page would answer 500: {todo}"
+    collected, _ = storage.load_manifest()
+    missing = sorted(
+        {path for finder in finders.get_finders() for path, _ in finder.list(_COLLECTSTATIC_IGNORES)}
+        - set(collected)
+    )
+    if missing:
+        return (
+            f"{len(missing)} static files are missing from those collected into {root} (for example "
+            f"{missing[0]}), so the pages that use them would answer 500: {todo}"
+        )
+    return None
+
+
+@checks.register(checks.Tags.staticfiles, deploy=True)
+def check_collected_static(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``check --deploy``: the static files were collected (only ``--deploy``: collectstatic runs checks too)."""
+    problem = static_problem()
+    hint = "Collect them again after every upgrade, before starting the server."
+    return [checks.Error(problem, hint=hint, id="wfapp.static_not_collected")] if problem else []
+
+
+def migration_problem(alias: str = DEFAULT_DB_ALIAS) -> str | None:
+    """Which migrations the database still lacks, in words with the command to run, or None."""
+    connection = connections[alias]
+    executor = MigrationExecutor(connection)
+    plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    if not plan:
+        return None
+    apps = sorted({migration.app_label for migration, _ in plan})
+    name = connection.settings_dict["NAME"]
+    return (
+        f"The database {name} is not migrated ({len(plan)} migrations of {', '.join(apps)} to apply): "
+        f"run `{MIGRATE}` first."
+    )

@@ -207,6 +207,8 @@ async def test_inbox_socket_shows_nothing_without_permission(vera: User) -> None
 async def test_runs_list_inserts_new_runs_and_updates_status(olga: User) -> None:
     comm = await socket("/ws/runs/", olga)
     assert (await comm.connect())[0]
+    await comm.send_to(text_data=json.dumps({"type": "hello"}))  # as every live page does
+    await drain(comm)
     run = await start({**BIG_EXPENSE, "amount": 20})
     html = await drain(comm)
     assert f'<tbody hx-swap-oob="afterbegin:#runs-body">\n<tr id="run-row-{run}"' in html

@@ -89,7 +89,9 @@ STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").is_dir() else 
 
 # Requests larger than this are refused before they are parsed (answers and start forms are small).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
-DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = 64 * 1024
+# Daphne applies the message limit to what it sends as well: a live update (a run's backlog
+# comes in batches that fit) may be larger than anything a page sends (a hello of 4 KB at most).
+DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = 1024 * 1024
 DAPHNE_WEBSOCKET_MAX_FRAME_SIZE = 64 * 1024
 
 # Registered workflows, as "module:attribute"; WFAPP_EXTRA_WORKFLOWS adds more without editing code.

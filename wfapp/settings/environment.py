@@ -35,11 +35,36 @@ def env_list(name: str, default: list[str] | None = None) -> list[str]:
     return items or list(default or [])
 
 
+# PostgreSQL connections one process holds at most (WFAPP_DB_POOL_SIZE; 0 turns the pool off).
+DEFAULT_POOL_SIZE = 10
+
+
+def pool_options() -> dict[str, Any] | None:
+    """psycopg's pool for PostgreSQL, bounded by ``WFAPP_DB_POOL_SIZE``; None when it is 0.
+
+    Daphne serves each request in a thread of its own: without a pool every such thread opened
+    (and, with persistent connections, kept) a connection of its own. With the pool a request's
+    connection goes back when the request ends, a consumer's after each read, and the threads
+    that live as long as the process (the store's, asgiref's for the runtime) keep one each.
+    A request that finds every connection in use waits up to ``timeout`` seconds for one.
+    """
+    size = int(os.environ.get("WFAPP_DB_POOL_SIZE", str(DEFAULT_POOL_SIZE)))
+    if size < 0:
+        raise ValueError(f"WFAPP_DB_POOL_SIZE must be 0 (no pool) or more, not {size}")
+    if size == 0:
+        return None
+    return {"min_size": min(2, size), "max_size": size, "timeout": 30.0}
+
+
 def database(default_sqlite: Path) -> dict[str, Any]:
     """The default database: ``DATABASE_URL`` when set, else SQLite at ``default_sqlite``."""
     url = os.environ.get("DATABASE_URL", "")
     if url:
-        config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True))
+        # CONN_MAX_AGE 0: connections go back to the pool (or close) when a request ends.
+        config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=0, conn_health_checks=True))
+        pool = pool_options() if config["ENGINE"] == "django.db.backends.postgresql" else None
+        if pool is not None:
+            config["OPTIONS"] = {**config.get("OPTIONS", {}), "pool": pool}
         # One test database per test process, as for SQLite below.
         config["TEST"] = {"NAME": f"test_{config.get('NAME') or 'wfapp'}_{os.getpid()}"}
     else:

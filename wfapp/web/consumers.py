@@ -3,24 +3,34 @@
 Each consumer checks the user at connect (anonymous users and unknown runs are refused), joins
 its groups, and on every doorbell asks `presenter` what this page has not seen yet. Doorbells
 carry no content; a consumer handles one message at a time, so fragments go out in order.
+
+A page's position (its last seq, its watermark) comes with its hello: until the hello is
+handled, doorbells are ignored (the hello reads everything up to then), and a position only ever
+moves forward, so nothing is sent twice or out of order. Frames are read by `frames`: a
+malformed one is ignored and the socket stays open. A socket that closes while an update is on
+its way is normal (a tab was closed): it is logged at debug level only.
 """
 
 from __future__ import annotations
 
-import json
+import logging
 from collections import deque
 from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs
 
+from autobahn.exception import Disconnected
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 from django.utils import timezone
 
 from wfapp.doorbell import INBOX_GROUP, RUNS_GROUP, session_group
-from wfapp.web import presenter, queries
+from wfapp.web import frames, presenter, queries
+from wfapp.web.logout import LOGGED_OUT, login_group
 
-MAX_FRAME = 4096  # clients only ever send a small hello
+logger = logging.getLogger(__name__)
+
 MAX_OPEN = 200  # question cards a run page may say it shows
 
 
@@ -29,15 +39,25 @@ def _query(scope: dict[str, Any]) -> dict[str, str]:
     return {key: values[-1][:200] for key, values in raw.items() if values}
 
 
-def _int(value: Any, default: int = 0) -> int:
+def _too_large(html: str) -> bool:
+    """Whether one message of this text is more than the server sends (``serve`` passes the limit)."""
+    limit = int(settings.DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE)
+    return limit > 0 and len(html) * 4 > limit and len(html.encode()) > limit
+
+
+def _url_position(scope: dict[str, Any], name: str) -> int:
+    """A position from the socket's URL; 0 (the start) when absent or malformed."""
     try:
-        return max(int(value), 0)
-    except (TypeError, ValueError):
-        return default
+        return frames.position(_query(scope).get(name, "0"), name)
+    except frames.BadFrame:
+        return 0
 
 
 class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels ships no types
     """The common part: authentication, groups, the hello message, the pending-count badge."""
+
+    greeted = False  # whether the page's hello was handled: doorbells before it are ignored
+    gone = False  # the socket closed (or is closing): nothing more is sent
 
     def groups_for(self) -> list[str]:
         return [INBOX_GROUP]
@@ -53,25 +73,40 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
         self.user = user
         self.heard: deque[Any] = deque(maxlen=16)  # the last doorbells acted on
         self.joined = self.groups_for()
+        session_key = getattr(self.scope.get("session"), "session_key", None)
+        if session_key:
+            self.joined.append(login_group(session_key))
         for group in self.joined:
             await self.channel_layer.group_add(group, self.channel_name)
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
-        for group in getattr(self, "joined", []):
+        self.gone = True
+        await self.leave_groups()
+
+    async def leave_groups(self) -> None:
+        joined, self.joined = getattr(self, "joined", []), []
+        for group in joined:
             await self.channel_layer.group_discard(group, self.channel_name)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        if not text_data or len(text_data) > MAX_FRAME:
+        if self.gone:
             return
         try:
-            message = json.loads(text_data)
-        except ValueError:
+            message = frames.parse(text_data)
+            if message.get("type") == "hello":
+                self.read_hello(message)
+        except frames.BadFrame as error:
+            frames.refused(type(self).__name__, error)
             return
-        if isinstance(message, dict) and message.get("type") == "hello":
+        if message.get("type") == "hello":
             await self.hello(message)
-        elif isinstance(message, dict):
+            self.greeted = True
+        else:
             await self.command(message)
+
+    def read_hello(self, message: dict[str, Any]) -> None:
+        """Take the page's positions from its hello (each only moves forward), or ``BadFrame``."""
 
     async def command(self, message: dict[str, Any]) -> None:
         """A page's request other than hello; pages without any ignore it."""
@@ -80,19 +115,43 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
         await self.push(await database_sync_to_async(presenter.badge_fragment)(self.user))
 
     async def wfapp_doorbell(self, event: dict[str, Any]) -> None:
+        if not self.greeted or self.gone:
+            return  # the hello, still to come, reads everything up to then
         ring = event.get("ring")
         if ring is not None and ring in self.heard:
             return  # the same ring through another of this page's groups
         self.heard.append(ring)
-        await self.ring(str(event.get("session_id", "")), _int(event.get("seq")))
+        seq = event.get("seq")
+        await self.ring(str(event.get("session_id", "")), seq if isinstance(seq, int) else 0)
+
+    async def wfapp_logout(self, event: dict[str, Any]) -> None:
+        """The session this socket was opened with logged out: stop at once and close."""
+        self.gone = True
+        await self.leave_groups()
+        await self.close(code=LOGGED_OUT)
 
     async def ring(self, session_id: str, seq: int) -> None:
         badge = await database_sync_to_async(presenter.badge_fragment)(self.user, (session_id, seq))
         await self.push(badge)
 
     async def push(self, html: str) -> None:
-        if html.strip():
+        if not html.strip() or self.gone:
+            return
+        if _too_large(html):
+            # Daphne would refuse to send it and close the socket (1011): the page reloads it instead.
+            logger.warning(
+                "%s: a live update of %d bytes is over the %d-byte websocket message limit; not sent",
+                type(self).__name__,
+                len(html.encode()),
+                settings.DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE,
+            )
+            return
+        try:
             await self.send(text_data=html)
+        except Disconnected:
+            # The page went away (a tab closed) while this update was on its way: normal.
+            logger.debug("%s: the socket closed before a live update was sent", type(self).__name__)
+            self.gone = True
 
 
 class NavConsumer(LiveConsumer):
@@ -109,29 +168,33 @@ class InboxConsumer(LiveConsumer):
             "q": query.get("q", ""),
             "newest": query.get("sort") == "newest",
         }
-        self.watermark = _int(query.get("watermark"))
+        self.watermark = _url_position(self.scope, "watermark")
         self.sent: set[int] = set()
         self.since: datetime | None = None  # when the page was rendered (from its hello)
         self.seen_seq: dict[str, int] = {}  # per run: the doorbell seq this page is up to
         await super().connect()
 
+    def read_hello(self, message: dict[str, Any]) -> None:
+        watermark = frames.position(message.get("watermark", 0), "watermark")
+        since = frames.moment(message.get("rendered_at"))
+        self.watermark = max(self.watermark, watermark)
+        if since is not None and (self.since is None or since > self.since):
+            self.since = since
+
     async def hello(self, message: dict[str, Any]) -> None:
-        if message.get("reconnect"):
+        if message.get("reconnect") is True:
             self.since = timezone.now()
-            self.watermark = await database_sync_to_async(queries.interrupt_watermark)()
+            latest = await database_sync_to_async(queries.interrupt_watermark)()
+            self.watermark = max(self.watermark, latest)
             self.sent.clear()
             await self.push(
                 await database_sync_to_async(presenter.inbox_list)(self.user, self.filters, self.watermark)
             )
             return
-        self.watermark = max(self.watermark, _int(message.get("watermark")))
-        try:
-            since = datetime.fromisoformat(str(message.get("rendered_at")))
-        except ValueError:
-            since = None
-        self.since = since
+        if self.greeted:
+            return  # a page says hello once per socket: a repeat moves positions, sends nothing again
         html, sent = await database_sync_to_async(presenter.inbox_update)(
-            self.user, self.filters, self.watermark, self.sent, closed_since=since
+            self.user, self.filters, self.watermark, self.sent, closed_since=self.since
         )
         self.sent |= sent
         await self.push(html)
@@ -181,18 +244,20 @@ class RunConsumer(LiveConsumer):
         self.showing: set[int] = set()
         self.expanded: frozenset[str] = frozenset()
         self.session_id = str(self.scope["url_route"]["kwargs"]["session_id"])
-        self.last_seq = _int(_query(self.scope).get("after"))
+        self.last_seq = _url_position(self.scope, "after")
         return await database_sync_to_async(queries.get_run)(self.session_id) is not None
 
     def groups_for(self) -> list[str]:
         return [session_group(self.session_id), INBOX_GROUP]
 
-    async def hello(self, message: dict[str, Any]) -> None:
-        self.last_seq = _int(message.get("last_seq"), self.last_seq)
-        shown = message.get("open")
-        if isinstance(shown, list):  # the question cards the page shows as open
-            self.showing = {_int(pk) for pk in shown[:MAX_OPEN]} - {0}
+    def read_hello(self, message: dict[str, Any]) -> None:
+        last_seq = frames.position(message.get("last_seq", self.last_seq), "last_seq")
+        shown = frames.positions(message.get("open", []), "open", MAX_OPEN)  # the open question cards
+        self.last_seq = max(self.last_seq, last_seq)
+        self.showing = shown - {0}
         self.expanded = presenter.expanded_nodes(message.get("expand"))
+
+    async def hello(self, message: dict[str, Any]) -> None:
         await self.catch_up()
         await super().hello(message)
 
@@ -209,13 +274,17 @@ class RunConsumer(LiveConsumer):
         await super().ring(session_id, seq)
 
     async def catch_up(self) -> None:
-        while True:
+        batch = queries.LIVE_BATCH
+        while not self.gone:
             before = self.last_seq
             update = await database_sync_to_async(presenter.run_update)(
-                self.session_id, self.user, before, self.showing, self.expanded
+                self.session_id, self.user, before, self.showing, self.expanded, batch
             )
+            if batch > 1 and _too_large(update.html):
+                batch //= 2  # a long backlog of large events: the same events, in smaller messages
+                continue
             self.last_seq = update.last_seq
             self.showing = (self.showing | update.opened) - update.closed
             await self.push(update.html)
-            if self.last_seq - before < queries.LIVE_BATCH:
+            if self.last_seq - before < batch:
                 return

@@ -266,15 +266,20 @@ def run_update(
     after: int,
     showing: set[int] | None = None,
     expanded: frozenset[str] = frozenset(),
+    limit: int | None = None,
 ) -> RunUpdate:
-    """Fragments bringing a run page from seq `after` to now.
+    """Fragments bringing a run page from seq `after` to now (at most `limit` events).
 
     `showing` are the question cards the page shows as open: any of them no longer pending
     closes, whatever closed it (an answer, a cancellation, a withdrawal, a question asked again).
     """
     # Events first, the run's row after them: a row read later is at least as new as the last
     # event read, so a batch ending the run never renders a head that still says "running".
-    rows = queries.events_after(session_id, after)
+    rows = (
+        queries.events_after(session_id, after)
+        if limit is None
+        else queries.events_after(session_id, after, limit)
+    )
     if not rows:
         return RunUpdate("", after)
     session = queries.get_run(session_id)

@@ -5,7 +5,7 @@
 
 ``start``, ``answer`` and ``retry`` execute the run in this process under a lease (a running
 server leaves it alone) and return once it waits or ends. Bad input exits non-zero with a
-message on stderr and writes nothing.
+message on stderr and writes nothing; so does a database that is not migrated yet.
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
 
 from engine.errors import InterruptAlreadyAnswered, UnknownInterruptError
 from wfapp import audit, services
+from wfapp.checks import migration_problem
 from wfapp.errors import BadRequest, PayloadTooLargeError
 from wfapp.inputs import parse_json
 from wfapp.models import AttemptOutcome
@@ -68,6 +70,11 @@ class Command(BaseCommand):
             report = asyncio.run(self._dispatch(options))
         except ValueError as error:  # every caller error; nothing was written
             raise CommandError(str(error)) from None
+        except DatabaseError:
+            problem = migration_problem()  # no wfapp tables yet: say what to run, not a traceback
+            if problem is None:
+                raise
+            raise CommandError(problem) from None
         self.stdout.write(json.dumps(report, indent=2, default=str))
 
     async def _dispatch(self, options: dict[str, Any]) -> Any:
