@@ -111,6 +111,18 @@ class Runtime:
         task.add_done_callback(log_failure)
         task.add_done_callback(lambda _: self._forget(session_id, task))
 
+    async def advance_here(self, session_id: str, *, retry: bool = False) -> RunResult | None:
+        """Claim the run and advance it, returning once it is settled (a worker's job does this);
+        None when another live worker holds the run or takes it over meanwhile."""
+        await self._claim_and_drive(session_id, retry)
+        task = self._tasks.get(session_id)
+        return None if task is None else await task
+
+    def is_advancing(self, session_id: str) -> bool:
+        """Whether a turn of this run is in flight in this runtime."""
+        task = self._tasks.get(session_id)
+        return task is not None and not task.done()
+
     def _forget(self, session_id: str, task: asyncio.Task[Any]) -> None:
         if self._tasks.get(session_id) is task:
             del self._tasks[session_id]

@@ -39,6 +39,7 @@ from .models import AttemptOutcome, RunStatus, Session
 from .permissions import can_answer, can_cancel, can_retry, check_start, require
 from .registry import get_workflow
 from .store import DjangoEventStore
+from .worker import dispatch
 
 _CONFLICT_RETRIES = 20
 
@@ -66,7 +67,9 @@ def _check_start(user: Any, workflow: str) -> None:
 # -- start ------------------------------------------------------------------------------------
 
 
-def _create(workflow: str, node_input: Any, user: Any, owner: str | None, session_id: str) -> Lease | None:
+def _create(
+    workflow: str, node_input: Any, user: Any, owner: str | None, session_id: str, advance: bool = False
+) -> Lease | None:
     fields: dict[str, Any] = {}
     if owner is not None:
         expires = timezone.now() + timedelta(seconds=float(settings.WFAPP_LEASE_SECONDS))
@@ -79,13 +82,16 @@ def _create(workflow: str, node_input: Any, user: Any, owner: str | None, sessio
             created_by=user if getattr(user, "is_authenticated", False) else None,
             **fields,
         )
+        if advance:
+            dispatch.advance_later(session_id)  # in this transaction (workers mode) or after it
     return Lease(session_id, owner, 1) if owner is not None else None
 
 
 async def create_run(
-    workflow: str, node_input: Any, *, user: Any = None, owner: str | None = None
+    workflow: str, node_input: Any, *, user: Any = None, owner: str | None = None, advance: bool = False
 ) -> tuple[str, Lease | None]:
-    """Validate the input and record a new run; with ``owner``, hold its lease for that owner.
+    """Validate the input and record a new run; with ``owner``, hold its lease for that owner;
+    with ``advance``, have it executed in the background.
 
     Raises ``UnknownWorkflowError``, ``NotPermitted`` (``user`` may not start it) or
     ``InputValidationError``.
@@ -96,15 +102,14 @@ async def create_run(
     if errors:
         raise InputValidationError(workflow, errors)
     session_id = uuid.uuid4().hex
-    lease = await sync_to_async(_create)(wf.name, node_input, user, owner, session_id)
+    lease = await sync_to_async(_create)(wf.name, node_input, user, owner, session_id, advance)
     await doorbell.ring(session_id, 0, runs=True)
     return session_id, lease
 
 
 async def start_run(workflow: str, node_input: Any, *, user: Any = None) -> str:
     """Start a run of a registered workflow in the background and return its id at once."""
-    session_id, _ = await create_run(workflow, node_input, user=user)
-    runtime.current().kick(session_id)
+    session_id, _ = await create_run(workflow, node_input, user=user, advance=True)
     return session_id
 
 
@@ -183,7 +188,7 @@ async def answer_interrupt(
         await _refused(session_id, interrupt_id, user, value, AttemptOutcome.BUSY, busy)
         raise RunStateError(busy)
     if advance:
-        runtime.current().kick(session_id)
+        dispatch.after_answer(session_id)  # workers mode queued the advance with the answer
 
 
 # -- cancel and retry -------------------------------------------------------------------------------
@@ -227,4 +232,5 @@ async def check_retry(session_id: str, *, user: Any = None) -> None:
 async def retry_run(session_id: str, *, user: Any = None) -> None:
     """Run the failed nodes of a failed run again, in the background."""
     await check_retry(session_id, user=user)
-    runtime.current().kick(session_id, retry=True)
+    if not await sync_to_async(dispatch.advance_later)(session_id, retry=True):
+        raise RunStateError(f"Run {session_id!r} already has an advance queued; retry once it has run")

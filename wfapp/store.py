@@ -44,6 +44,7 @@ from .errors import LeaseLostError
 from .lease import Lease
 from .models import AnswerAttempt, AttemptOutcome, Interrupt, InterruptStatus, RunStatus, Session
 from .models import Event as EventRow
+from .worker import dispatch
 
 _SETTLED = frozenset({RunStatus.WAITING, RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED})
 _CLOSING = frozenset({RunStatus.COMPLETED, RunStatus.CANCELLED})
@@ -394,6 +395,7 @@ class DjangoEventStore:
             outcome=AttemptOutcome.ACCEPTED,
             event_seq=event.seq,
         )
+        dispatch.answer_recorded(session_id)  # workers mode: the advance job commits with the answer
 
     def list_events_sync(self, session_id: str, after_seq: int = 0, limit: int | None = None) -> list[Event]:
         """The events after ``after_seq``, in order (at most ``limit`` of them).

@@ -12,6 +12,8 @@ from tests.wfapp.flows import PATHS
 from wfapp import runtime
 from wfapp.runtime import Runtime
 from wfapp.store import close_connections
+from wfapp.worker.config import workers_mode
+from wfapp.worker.process import running_worker
 
 OPERATOR_PERMISSIONS = ["answer_interrupt", "start_run", "cancel_run", "retry_run"]
 
@@ -39,7 +41,12 @@ def workflows(settings: pytest.FixtureRequest, test_dir: Path) -> Iterator[None]
 
 @pytest.fixture
 async def engine_runtime(transactional_db: None, workflows: None) -> AsyncIterator[Runtime]:
-    """The process's runtime, started in the test's event loop."""
+    """The process's runtime, started in the test's event loop; in workers mode
+    (``WFAPP_RUNTIME=workers``, PostgreSQL) the runtime of a procrastinate worker there."""
+    if workers_mode():
+        async with running_worker() as worker_runtime:
+            yield worker_runtime
+        return
     started = Runtime()
     runtime.install(started)
     await started.start()

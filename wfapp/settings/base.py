@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.utils.csp import CSP
 
-from .environment import channel_layers, database, env_bool, env_list
+from .environment import channel_layers, database, env_bool, env_list, runtime_mode
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 DATA_DIR = Path(os.environ.get("WFAPP_DATA_DIR", BASE_DIR / "var")).resolve()
@@ -61,6 +61,10 @@ TEMPLATES = [
 ]
 
 DATABASES = {"default": database(DATA_DIR / "wfapp.sqlite3")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # procrastinate's job tables (scaled mode) and their admin pages exist on PostgreSQL only.
+    INSTALLED_APPS.append("procrastinate.contrib.django")
+PROCRASTINATE_IMPORT_PATHS = ["wfapp.worker.tasks"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 CHANNEL_LAYERS = channel_layers()
 
@@ -102,8 +106,13 @@ WFAPP_WORKFLOWS = [
     "wfapp.demos.support_triage:support_triage",
     *env_list("WFAPP_EXTRA_WORKFLOWS"),
 ]
+# "embedded": runs execute in the serving (or CLI) process; "workers": in `manage.py wf worker`
+# processes, handed out as procrastinate jobs (PostgreSQL only; see wfapp/worker/).
+WFAPP_RUNTIME = runtime_mode()
 # Execute runs inside the serving process (the embedded mode); 0 when separate workers do it.
-WFAPP_EMBEDDED_RUNTIME = env_bool("WFAPP_EMBEDDED_RUNTIME", True)
+WFAPP_EMBEDDED_RUNTIME = env_bool("WFAPP_EMBEDDED_RUNTIME", WFAPP_RUNTIME == "embedded")
+# A stopping worker lets its runs' turns finish this long, then cuts them and hands them back.
+WFAPP_WORKER_GRACE_SECONDS = float(os.environ.get("WFAPP_WORKER_GRACE_SECONDS", "20"))
 # A worker holds a run's lease this long without renewing it; it renews every third of it.
 WFAPP_LEASE_SECONDS = float(os.environ.get("WFAPP_LEASE_SECONDS", "30"))
 # How often the runtime looks for runs that need taking up (crashed owners, answers given offline).
@@ -119,6 +128,10 @@ LOGGING = {
     "loggers": {
         "wfapp": {"handlers": ["console"], "level": os.environ.get("WFAPP_LOG_LEVEL", "INFO")},
         "django": {"handlers": ["console"], "level": "WARNING"},
+        "procrastinate": {
+            "handlers": ["console"],
+            "level": os.environ.get("WFAPP_QUEUE_LOG_LEVEL", "WARNING"),
+        },
     },
 }
 

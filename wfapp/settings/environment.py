@@ -8,6 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+RUNTIME_MODES = ("embedded", "workers")
 
 SQLITE_OPTIONS = {
     # IMMEDIATE takes the write lock at BEGIN, so two writers queue on the busy timeout
@@ -89,3 +92,11 @@ def channel_layers() -> dict[str, Any]:
             }
         }
     return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+
+def runtime_mode() -> str:
+    """``WFAPP_RUNTIME``: ``embedded`` (the default) or ``workers``."""
+    mode = os.environ.get("WFAPP_RUNTIME", "").strip().lower() or "embedded"
+    if mode not in RUNTIME_MODES:
+        raise ImproperlyConfigured(f"WFAPP_RUNTIME={mode!r}: expected one of {', '.join(RUNTIME_MODES)}")
+    return mode

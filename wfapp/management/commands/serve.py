@@ -1,9 +1,11 @@
 """Serve the dashboard with Daphne and execute workflows in the same event loop.
 
 Daphne has no ASGI lifespan, so the runtime starts here: once the reactor runs, the runtime
-takes up runs left behind and then executes runs as they are started or answered. It refuses
-to start, saying what to run, on a database that is not migrated or (production profile) before
-``collectstatic``: either would answer 500 on every page.
+takes up runs left behind and then executes runs as they are started or answered. With
+``WFAPP_RUNTIME=workers`` this process executes no runs (``manage.py wf worker`` does); its
+runtime only rings doorbells for other processes' commits when there is no Redis to carry them.
+It refuses to start, saying what to run, on a database that is not migrated or (production
+profile) before ``collectstatic``: either would answer 500 on every page.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
 from wfapp.checks import migration_problem, static_problem
+from wfapp.worker.config import WorkersMisconfigured, check_workers_config, workers_mode
 
 
 class Command(BaseCommand):
@@ -41,7 +44,14 @@ class Command(BaseCommand):
         from wfapp import runtime
         from wfapp.asgi import application
 
-        engine = runtime.Runtime()
+        scaled = workers_mode()
+        if scaled:
+            try:
+                check_workers_config()
+            except WorkersMisconfigured as error:
+                raise CommandError(str(error)) from None
+        in_memory = "InMemoryChannelLayer" in settings.CHANNEL_LAYERS["default"]["BACKEND"]
+        engine = runtime.Runtime(sweep=False, watch=in_memory) if scaled else runtime.Runtime()
         runtime.install(engine)
 
         def ready() -> None:
@@ -57,6 +67,15 @@ class Command(BaseCommand):
         reactor.addSystemEventTrigger("before", "shutdown", shutdown)  # type: ignore[arg-type]
         host, port = options["host"], options["port"]
         self.stdout.write(f"wfapp serving http://{host}:{port}/ (Ctrl-C to stop)")
+        if scaled:
+            self.stdout.write(
+                "runs execute in worker processes (WFAPP_RUNTIME=workers): start manage.py wf worker"
+            )
+            if engine.watch is not None:
+                self.stdout.write(
+                    "REDIS_URL is not set: live updates across processes need it (this process polls "
+                    "the database for other processes' changes instead)"
+                )
         self.stdout.flush()
         Server(
             application=application,

@@ -4,14 +4,18 @@
 ``wf token revoke <user> <id>`` revokes one.
 
 ``start``, ``answer`` and ``retry`` execute the run in this process under a lease (a running
-server leaves it alone) and return once it waits or ends. Bad input exits non-zero with a
-message on stderr and writes nothing; so does a database that is not migrated yet.
+server leaves it alone) and return once it waits or ends. With ``WFAPP_RUNTIME=workers`` they
+hand the run to the worker processes instead and wait for them (``--no-wait``: return at
+once). ``worker`` runs a worker process, ``workers`` shows which worker holds which run,
+``health`` checks what a probe needs. Bad input exits non-zero with a message on stderr and
+writes nothing; so does a database that is not migrated yet.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -29,6 +33,8 @@ from wfapp.registry import all_workflows
 from wfapp.reports import run_report
 from wfapp.runtime import Runtime
 from wfapp.store import close_connections
+from wfapp.worker import health, process, wait
+from wfapp.worker.config import WorkersMisconfigured, check_workers_config, workers_mode
 
 
 class Command(BaseCommand):
@@ -61,14 +67,39 @@ class Command(BaseCommand):
         revoke = token_actions.add_parser("revoke", help="revoke a token by its id")
         revoke.add_argument("user")
         revoke.add_argument("token_id", type=int)
+        for sub in (start, answer, actions.choices["retry"]):
+            sub.add_argument(
+                "--no-wait", action="store_true", help="workers mode: return once the run is queued"
+            )
+            sub.add_argument(
+                "--timeout",
+                type=float,
+                default=600.0,
+                help="workers mode: give up waiting after this many seconds",
+            )
+        worker = actions.add_parser("worker", help="run a worker process (WFAPP_RUNTIME=workers, PostgreSQL)")
+        worker.add_argument("--concurrency", type=int, default=10, help="runs advanced at once (default 10)")
+        worker.add_argument("--queues", nargs="+", metavar="QUEUE", help="only these queues (default: all)")
+        actions.add_parser("workers", help="which worker holds which run; the queue's workers and their jobs")
+        probe = actions.add_parser(
+            "health", help="check database, migrations, workers; non-zero when unhealthy"
+        )
+        probe.add_argument("--require-workers", action="store_true", help="no live worker is unhealthy")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["action"] == "token":
             self._token(options)  # the token itself on stdout, not JSON: it is what you copy
             return
         try:
+            if options["action"] == "worker":
+                self._worker(options)
+                return
+            if options.get("no_wait") and not workers_mode():
+                raise CommandError(
+                    "--no-wait needs WFAPP_RUNTIME=workers (embedded, the CLI executes the run itself)"
+                )
             report = asyncio.run(self._dispatch(options))
-        except ValueError as error:  # every caller error; nothing was written
+        except (ValueError, WorkersMisconfigured, wait.NotAdvancedError) as error:  # nothing was written
             raise CommandError(str(error)) from None
         except DatabaseError:
             problem = migration_problem()  # no wfapp tables yet: say what to run, not a traceback
@@ -76,6 +107,20 @@ class Command(BaseCommand):
                 raise
             raise CommandError(problem) from None
         self.stdout.write(json.dumps(report, indent=2, default=str))
+        if options["action"] == "health" and not report["healthy"]:
+            sys.exit(1)
+
+    def _worker(self, options: dict[str, Any]) -> None:
+        if options["concurrency"] < 1:
+            raise CommandError("--concurrency must be at least 1")
+
+        def announce(line: str) -> None:
+            self.stdout.write(line)
+            self.stdout.flush()
+
+        status = process.run(concurrency=options["concurrency"], queues=options["queues"], announce=announce)
+        if status:
+            sys.exit(status)
 
     async def _dispatch(self, options: dict[str, Any]) -> Any:
         try:
@@ -96,6 +141,11 @@ class Command(BaseCommand):
     async def _start(self, options: dict[str, Any]) -> Any:
         node_input = parse_json(options["input"], "--input")
         user = await _user(options.get("user"))
+        if workers_mode():
+            await sync_to_async(check_workers_config)(needs_workers_mode=False)
+            session_id = await services.start_run(options["workflow"], node_input, user=user)
+            await _wait(options, session_id, 0)
+            return await sync_to_async(run_report)(session_id)
         engine = Runtime(sweep=False)
         session_id, lease = await services.create_run(
             options["workflow"], node_input, user=user, owner=engine.owner
@@ -110,9 +160,13 @@ class Command(BaseCommand):
     async def _answer(self, options: dict[str, Any]) -> Any:
         user = await _user(options["user"])
         value = await _answer_value(options, user)
+        scaled = workers_mode()
+        if scaled:
+            await sync_to_async(check_workers_config)(needs_workers_mode=False)
+        before = await sync_to_async(wait.settled_seq)(options["run"]) if scaled else 0
         try:
             await services.answer_interrupt(
-                options["run"], options["interrupt_id"], value, user=user, advance=False
+                options["run"], options["interrupt_id"], value, user=user, advance=scaled
             )
         except InterruptAlreadyAnswered as refused:
             when = refused.answered_at
@@ -125,7 +179,10 @@ class Command(BaseCommand):
             pending = [ask["id"] for ask in (await sync_to_async(run_report)(options["run"]))["pending"]]
             waits = f"it waits for: {', '.join(pending)}" if pending else "it waits for no answer"
             raise CommandError(f"{error}; {waits}") from None
-        await _advance_here(options["run"])
+        if scaled:
+            await _wait(options, options["run"], before)
+        else:
+            await _advance_here(options["run"])
         return await sync_to_async(run_report)(options["run"])
 
     async def _cancel(self, options: dict[str, Any]) -> Any:
@@ -133,6 +190,12 @@ class Command(BaseCommand):
         return await sync_to_async(run_report)(options["run"])
 
     async def _retry(self, options: dict[str, Any]) -> Any:
+        if workers_mode():
+            await sync_to_async(check_workers_config)(needs_workers_mode=False)
+            before = await sync_to_async(wait.settled_seq)(options["run"])
+            await services.retry_run(options["run"], user=await _user(options.get("user")))
+            await _wait(options, options["run"], before)
+            return await sync_to_async(run_report)(options["run"])
         await services.check_retry(options["run"], user=await _user(options.get("user")))
         await _advance_here(options["run"], retry=True)
         return await sync_to_async(run_report)(options["run"])
@@ -154,6 +217,11 @@ class Command(BaseCommand):
             raise CommandError(str(refused)) from None
         self.stderr.write(f"Token {record.pk} ({record.name!r}) for {user}; it is shown only this once:")
         self.stdout.write(text)
+    async def _workers(self, options: dict[str, Any]) -> Any:
+        return await sync_to_async(health.workers_report)()
+
+    async def _health(self, options: dict[str, Any]) -> Any:
+        return await sync_to_async(health.health_report)(require_workers=options["require_workers"])
 
 
 async def _answer_value(options: dict[str, Any], user: Any) -> Any:
@@ -177,6 +245,12 @@ async def _user(username: str | None) -> Any:
     if user is None:
         raise CommandError(f"Unknown user {username!r}")
     return user
+
+
+async def _wait(options: dict[str, Any], session_id: str, before: int) -> None:
+    """Workers mode: wait until a worker settled the run (unless ``--no-wait``)."""
+    if not options["no_wait"]:
+        await wait.until_settled(session_id, before, options["timeout"])
 
 
 async def _drive(engine: Runtime, lease: Any, *, retry: bool = False) -> None:

@@ -1,0 +1,209 @@
+"""One worker process (``manage.py wf worker``): a procrastinate worker executing runs.
+
+The process's runtime (``wfapp.runtime.Runtime``, named for this process: ``host:pid:token``)
+holds and renews the leases of the runs its jobs advance; procrastinate fetches the jobs
+(LISTEN/NOTIFY, with polling as a fallback) and runs up to ``concurrency`` of them at once.
+
+Stopping: SIGTERM or SIGINT lets running turns finish for ``WFAPP_WORKER_GRACE_SECONDS``; turns
+still running then are cut (at whatever point: nodes already completed are in the log and never
+run again) and handed back, each with a fresh job, so another worker continues them at once.
+The process never hangs: a database unreachable for ``WFAPP_WORKER_DB_TIMEOUT`` seconds makes
+it exit non-zero for its supervisor to restart it, and a shutdown that overruns its grace by
+``_SHUTDOWN_MARGIN`` seconds ends the process the hard way (procrastinate issues #1334, #1513).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import threading
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+
+from wfapp import lease as leases
+from wfapp import runtime
+
+from .config import check_workers_config
+from .dispatch import defer_advance_async
+
+logger = logging.getLogger(__name__)
+
+EXIT_DATABASE_LOST = 75  # EX_TEMPFAIL: restart me
+EXIT_SHUTDOWN_HUNG = 70
+_SHUTDOWN_MARGIN = 10.0
+_DB_PROBE_SECONDS = 2.0
+
+# Runs whose turn was cut at shutdown: handed back once the leases are dropped.
+handed_back: set[str] = set()
+
+
+def db_timeout() -> float:
+    return float(os.environ.get("WFAPP_WORKER_DB_TIMEOUT", "15"))
+
+
+def run(*, concurrency: int, queues: Sequence[str] | None, announce: Any) -> int:
+    """Run a worker until it is told to stop; return the process's exit status."""
+    check_workers_config()
+    from . import tasks  # noqa: F401  (registers the tasks and the periodic sweep)
+
+    owner = leases.new_owner()
+    announce(
+        f"wfapp worker {owner}: executing runs, {concurrency} at a time, "
+        f"queues {', '.join(queues) if queues else 'all'} (SIGTERM drains; "
+        f"grace {settings.WFAPP_WORKER_GRACE_SECONDS:g} s)"
+    )
+    if "InMemoryChannelLayer" in settings.CHANNEL_LAYERS["default"]["BACKEND"]:
+        announce(
+            "REDIS_URL is not set: pages served by other processes learn of this worker's "
+            "changes only by polling; set REDIS_URL for live updates across processes"
+        )
+    return asyncio.run(_main(owner, concurrency, list(queues) if queues else None))
+
+
+def _build(owner: str, concurrency: int, queues: list[str] | None) -> tuple[runtime.Runtime, Any, Any]:
+    """The runtime that holds this process's leases, and a procrastinate worker feeding it jobs."""
+    from procrastinate import worker as workers
+    from procrastinate.contrib.django import app
+
+    ttl = float(settings.WFAPP_LEASE_SECONDS)
+    engine = runtime.Runtime(owner=owner, sweep=False, watch=False)
+    worker = workers.Worker(
+        app=app,
+        queues=queues,
+        name=owner,
+        concurrency=concurrency,
+        shutdown_graceful_timeout=float(settings.WFAPP_WORKER_GRACE_SECONDS),
+        install_signal_handlers=False,
+        update_heartbeat_interval=max(1.0, ttl / 3),
+        stalled_worker_timeout=ttl,
+        delete_jobs="successful",
+    )
+    return engine, worker, app.connector.get_worker_connector()  # type: ignore[attr-defined]
+
+
+@contextlib.asynccontextmanager
+async def running_worker(
+    concurrency: int = 10, queues: list[str] | None = None
+) -> AsyncIterator[runtime.Runtime]:
+    """A worker in the running event loop, for as long as the block lasts (tests use it)."""
+    from procrastinate.contrib.django import app
+
+    from . import tasks  # noqa: F401  (registers the tasks and the periodic sweep)
+
+    engine, worker, connector = _build(leases.new_owner(), concurrency, queues)
+    previous = runtime.current()
+    runtime.install(engine)
+    with app.replace_connector(connector):
+        await connector.open_async()
+        await engine.start()
+        running = asyncio.ensure_future(worker.run())
+        try:
+            yield engine
+        finally:
+            worker.stop()
+            await running
+            await engine.stop()
+            await connector.close_async()
+            runtime.install(previous)
+
+
+async def _main(owner: str, concurrency: int, queues: list[str] | None) -> int:
+    from procrastinate.contrib.django import app
+
+    grace = float(settings.WFAPP_WORKER_GRACE_SECONDS)
+    engine, worker, connector = _build(owner, concurrency, queues)
+    runtime.install(engine)
+    status = 0
+    with app.replace_connector(connector):
+        await connector.open_async()
+        stopping = _Stopper(worker, grace + _SHUTDOWN_MARGIN)
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stopping.stop, f"signal {signal.Signals(signum).name}")
+        await engine.start()
+        probe = asyncio.ensure_future(_probe_database(connector, stopping))
+        try:
+            await worker.run()
+        except Exception:
+            logger.exception("worker %s failed; exiting", owner)
+            stopping.stop("worker failure", status=1)
+        finally:
+            probe.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await probe
+        status = stopping.status
+        try:
+            async with asyncio.timeout(_SHUTDOWN_MARGIN):
+                await engine.stop()  # drops this process's leases
+                for session_id in sorted(handed_back):
+                    await defer_advance_async(session_id)
+                await connector.close_async()
+        except Exception:
+            logger.exception("worker %s could not hand its runs back; their leases expire", owner)
+            status = status or 1
+    stopping.done()
+    logger.info("worker %s stopped (exit status %d)", owner, status)
+    return status
+
+
+class _Stopper:
+    """Asks the worker to stop once, and ends the process if stopping overruns ``deadline``."""
+
+    def __init__(self, worker: Any, deadline: float) -> None:
+        self.worker = worker
+        self.deadline = deadline
+        self.status = 0
+        self._timer: threading.Timer | None = None
+
+    def stop(self, why: str, *, status: int = 0) -> None:
+        self.status = self.status or status
+        if self._timer is not None:
+            return
+        logger.info("worker %s stopping (%s)", self.worker.worker_name, why)
+        self._timer = threading.Timer(self.deadline, self._hung)
+        self._timer.daemon = True
+        self._timer.start()
+        self.worker.stop()
+
+    def _hung(self) -> None:
+        logger.error("worker shutdown overran its grace by %.0f s; exiting", _SHUTDOWN_MARGIN)
+        logging.shutdown()
+        os._exit(self.status or EXIT_SHUTDOWN_HUNG)
+
+    def done(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+async def _probe_database(connector: Any, stopping: _Stopper) -> None:
+    """Exit non-zero when the database stays unreachable (a supervisor restarts the worker)."""
+    loop = asyncio.get_running_loop()
+    last_ok = loop.time()
+    while True:
+        await asyncio.sleep(_DB_PROBE_SECONDS)
+        try:
+            async with asyncio.timeout(_DB_PROBE_SECONDS * 2):
+                await connector.execute_query_one_async("SELECT 1 AS ok")
+                await sync_to_async(_django_ping)()
+            last_ok = loop.time()
+        except Exception as error:
+            down = loop.time() - last_ok
+            logger.warning("database unreachable for %.0f s: %s", down, error)
+            if down >= db_timeout():
+                logger.error("database unreachable for %.0f s; exiting for a restart", down)
+                stopping.stop("database lost", status=EXIT_DATABASE_LOST)
+                return
+
+
+def _django_ping() -> None:
+    from django.db import connection
+
+    connection.close_if_unusable_or_obsolete()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
