@@ -217,6 +217,7 @@ class Command(BaseCommand):
             raise CommandError(str(refused)) from None
         self.stderr.write(f"Token {record.pk} ({record.name!r}) for {user}; it is shown only this once:")
         self.stdout.write(text)
+
     async def _workers(self, options: dict[str, Any]) -> Any:
         return await sync_to_async(health.workers_report)()
 
