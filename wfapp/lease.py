@@ -22,6 +22,7 @@ from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from .models import Interrupt, InterruptStatus, RunStatus, Session
+from .registry import deployed_runs
 
 _HOST = socket.gethostname()
 
@@ -138,7 +139,8 @@ def _asks(session_id: Any) -> QuerySet[Interrupt]:
 
 
 def runs_needing_work(limit: int = 200) -> list[str]:
-    """Runs that some worker should advance now and that no live worker holds."""
+    """Runs that some worker should advance now, that no live worker holds, and whose
+    workflow version is registered here (the others wait until it is)."""
     now = timezone.now()
     rows = (
         Session.objects.filter(
@@ -146,6 +148,7 @@ def runs_needing_work(limit: int = 200) -> list[str]:
             | Q(status=RunStatus.WAITING, last_seq__gt=F("settled_seq"))
             | Q(status=RunStatus.WAITING) & ~Exists(_asks(OuterRef("pk")))
         )
+        .filter(deployed_runs())
         .values("id", "lease_owner", "lease_expires_at")
         .order_by("updated_at")[:limit]
     )

@@ -66,7 +66,7 @@ def _check_start(user: Any, workflow: str) -> None:
 # -- start ------------------------------------------------------------------------------------
 
 
-def _create(workflow: str, node_input: Any, user: Any, owner: str | None, session_id: str) -> Lease | None:
+def _create(workflow: Any, node_input: Any, user: Any, owner: str | None, session_id: str) -> Lease | None:
     fields: dict[str, Any] = {}
     if owner is not None:
         expires = timezone.now() + timedelta(seconds=float(settings.WFAPP_LEASE_SECONDS))
@@ -74,7 +74,8 @@ def _create(workflow: str, node_input: Any, user: Any, owner: str | None, sessio
     with transaction.atomic():
         Session.objects.create(
             id=session_id,
-            workflow=workflow,
+            workflow=workflow.name,
+            version=workflow.version,
             input=node_input,
             created_by=user if getattr(user, "is_authenticated", False) else None,
             **fields,
@@ -85,7 +86,8 @@ def _create(workflow: str, node_input: Any, user: Any, owner: str | None, sessio
 async def create_run(
     workflow: str, node_input: Any, *, user: Any = None, owner: str | None = None
 ) -> tuple[str, Lease | None]:
-    """Validate the input and record a new run; with ``owner``, hold its lease for that owner.
+    """Validate the input and record a new run on the workflow's newest version; with ``owner``,
+    hold its lease for that owner.
 
     Raises ``UnknownWorkflowError``, ``NotPermitted`` (``user`` may not start it) or
     ``InputValidationError``.
@@ -96,7 +98,7 @@ async def create_run(
     if errors:
         raise InputValidationError(workflow, errors)
     session_id = uuid.uuid4().hex
-    lease = await sync_to_async(_create)(wf.name, node_input, user, owner, session_id)
+    lease = await sync_to_async(_create)(wf, node_input, user, owner, session_id)
     await doorbell.ring(session_id, 0, runs=True)
     return session_id, lease
 
