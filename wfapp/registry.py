@@ -152,11 +152,12 @@ def get_workflow(name: str, version: str | None = None) -> Any:
         raise VersionNotDeployedError(name, version, list(found)) from None
 
 
-def deployed_runs() -> Q:
-    """Runs whose workflow version is registered (runs recorded before versions: any version)."""
-    match = Q(pk__in=[])
+def undeployed_runs() -> Q | None:
+    """Runs of a registered workflow whose version is not registered (None: there are none)."""
+    match: Q | None = None
     for name, versions in all_versions().items():
-        match |= Q(workflow=name) & (Q(version="") | Q(version__in=list(versions)))
+        missing = Q(workflow=name) & ~Q(version="") & ~Q(version__in=list(versions))
+        match = missing if match is None else match | missing
     return match
 
 

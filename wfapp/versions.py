@@ -65,16 +65,16 @@ def not_deployed_label(session: Session) -> str | None:
 
 def check_run(session: Session) -> RunCheck:
     """Replay one run's log against the code of its version, executing nothing."""
-    versions = all_versions().get(session.workflow)
     base = {
         "run": session.pk,
         "workflow": session.workflow,
         "version": session.version,
         "status": session.status,
     }
-    if versions is None or (session.version and session.version not in versions):
-        return RunCheck(**base, result=NOT_DEPLOYED, detail=not_deployed_label(session) or "")
-    workflow = versions[session.version] if session.version else next(reversed(versions.values()))
+    missing = not_deployed_label(session)
+    if missing is not None:
+        return RunCheck(**base, result=NOT_DEPLOYED, detail=missing)
+    workflow = get_workflow(session.workflow, session.version)
     report = replay_check(workflow, DjangoEventStore().list_events_sync(session.pk))
     result = REPLAYS if report.replays else DIVERGES
     return RunCheck(**base, result=result, detail=str(report), node_path=report.node_path)
