@@ -70,10 +70,11 @@ def child_calls(node: BaseNode) -> list[CallSite] | None:
 def _read(func: Callable[..., Any]) -> list[CallSite] | None:
     target = inspect.unwrap(func)
     try:
-        source = textwrap.dedent(inspect.getsource(target))
-        tree = ast.parse(source)
+        lines, first_line = inspect.getsourcelines(target)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError):
         return None
+    ast.increment_lineno(tree, first_line - 1)  # line numbers of the file, for messages
     definition = next(
         (item for item in ast.walk(tree) if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)), None
     )
