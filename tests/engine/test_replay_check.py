@@ -310,7 +310,7 @@ async def test_a_session_of_another_version_is_refused_with_nothing_written() ->
     first = await Runner(chain(counted("prepare"), asker(), version="1"), store=store).run(1)
     before = await store.list_events(first.session_id)
 
-    with pytest.raises(SessionVersionError, match="started on version '1'.*has version '2'"):
+    with pytest.raises(SessionVersionError, match=r"started on version '1'.*has version '2'"):
         await Runner(chain(counted("prepare"), asker(), version="2"), store=store).advance(first.session_id)
 
     assert await store.list_events(first.session_id) == before
