@@ -87,7 +87,7 @@ class Command(BaseCommand):
 
     async def _dispatch(self, options: dict[str, Any]) -> Any:
         try:
-            return await getattr(self, "_" + options["action"])(options)
+            return await getattr(self, "_" + options["action"].replace("-", "_"))(options)
         finally:
             await close_connections()
 
