@@ -21,7 +21,7 @@ from .dynamic_calls import CallSite, child_calls
 from .events import Event
 from .graph import Graph
 from .nodes import START, BaseNode, JoinNode, ParallelWorker
-from .replay import Action, NodeRecord, ReplayIndex, answers_as_output, decide
+from .replay import Action, NodeRecord, ReplayIndex, ancestors, answers_as_output, decide
 from .workflow import Workflow
 
 
@@ -65,9 +65,9 @@ def replay_check(
     return check_folded(workflow, [e if isinstance(e, Event) else Event.model_validate(e) for e in events])
 
 
-def check_folded(workflow: Workflow, log: list[Event]) -> ReplayReport:
-    """``replay_check`` for stored ``Event`` objects (the runner's resume path)."""
-    return _Check(workflow, log).run()
+def check_folded(workflow: Workflow, log: list[Event], index: ReplayIndex | None = None) -> ReplayReport:
+    """``replay_check`` for stored ``Event`` objects; ``index``: the log already folded (a resume's)."""
+    return _Check(workflow, log, index).run()
 
 
 @dataclass(order=True, slots=True)
@@ -78,30 +78,40 @@ class _Divergence:
 
 
 class _Check:
-    def __init__(self, workflow: Workflow, log: list[Event]) -> None:
+    def __init__(self, workflow: Workflow, log: list[Event], index: ReplayIndex | None) -> None:
         self.workflow = workflow
         self.root = f"{workflow.name}@1"
-        self.index = ReplayIndex(self.root)
         self.first: dict[str, int] = {}  # node path -> seq of its first event
+        if index is None:
+            index = ReplayIndex(self.root)
+            for event in log:
+                index.apply(event)
+        self.index = index
+        first = self.first
         for event in log:
-            self.index.apply(event)
-            self.first.setdefault(event.node_path, event.seq)
+            if event.node_path not in first:
+                first[event.node_path] = event.seq
         self.below: dict[str, list[str]] = {}  # path -> recorded paths directly below it, in log order
+        self.tops: list[str] = []  # paths without a parent: the root, unless the log is another's
         known: set[str] = set()
-        for path in self.first:
-            parts = path.split("/")
-            for depth in range(1, len(parts)):
-                child = "/".join(parts[: depth + 1])
-                if child not in known:
-                    known.add(child)
-                    self.below.setdefault("/".join(parts[:depth]), []).append(child)
+        for path in first:
+            # Register the path under its parent, and the parent under its own when it has no
+            # event of its own yet (climbing stops at the first path already known).
+            while path and path not in known:
+                known.add(path)
+                parent, _, _ = path.rpartition("/")
+                if parent:
+                    self.below.setdefault(parent, []).append(path)
+                else:
+                    self.tops.append(path)
+                path = parent
         self.found: list[_Divergence] = []
         self.covered: set[str] = set()  # paths whose whole subtree the walk accounts for
         self.reached: set[str] = set()
         self.unchecked: list[str] = []
 
     def run(self) -> ReplayReport:
-        strangers = [path for path in self.first if path and not _within(path, self.root)]
+        strangers = [path for path in self.tops if path != self.root]
         for path in strangers:
             self._diverge(path, f"the log is not of workflow '{self.workflow.name}' (its root is {path})")
         if not strangers and self.first:
@@ -122,7 +132,8 @@ class _Check:
     def _accounted(self, path: str) -> bool:
         if path in self.reached:
             return True
-        return any(path.startswith(prefix + "/") for prefix in self.covered)
+        covered = self.covered
+        return any(prefix in covered for prefix in ancestors(path)[:-1])
 
     def _children(self, path: str) -> list[str]:
         """Recorded paths directly below ``path``, in the order they first appear."""
@@ -346,12 +357,9 @@ class _Check:
                 return
 
 
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root + "/")
-
-
 def _name(path: str) -> str:
-    return path.rsplit("/", 1)[-1].rsplit("@", 1)[0]
+    """``wf@1/orch@1/child@2`` -> ``child``."""
+    return path[path.rfind("/") + 1 : path.rfind("@")]
 
 
 def _type_label(annotation: Any) -> str:

@@ -241,7 +241,7 @@ class Runner:
     async def _execute(self, loaded: _Loaded, node_input: Any) -> RunResult:
         session_id, index, writer = loaded.info.session_id, loaded.index, loaded.writer
         if loaded.events:
-            report = check_folded(self.workflow, loaded.events)
+            report = check_folded(self.workflow, loaded.events, index)
             if not report.replays:
                 return await self._refuse_divergent(loaded, str(report))
         await self.store.set_status(session_id, "running")
