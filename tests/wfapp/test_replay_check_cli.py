@@ -66,6 +66,13 @@ async def test_the_demos_recorded_logs_replay_and_resume_on_todays_code(recorded
     assert result.status == "waiting" and result.interrupts
 
 
+def test_list_and_show_name_the_versions(settings: Any, waiting_run: str) -> None:
+    deploy(settings, "v1", "v2")
+    listed = {item["name"]: item for item in wf("list")}
+    assert (listed["versioned"]["version"], listed["versioned"]["versions"]) == ("2", ["1", "2"])
+    assert wf("show", waiting_run)["version"] == "1"
+
+
 def test_replay_check_passes_when_every_open_run_replays(waiting_run: str) -> None:
     report = wf("replay-check")
 

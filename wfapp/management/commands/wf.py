@@ -97,6 +97,8 @@ class Command(BaseCommand):
                 "name": name,
                 "description": wf.describe().get("description", ""),
                 "input_schema": wf.input_schema,
+                "version": wf.version,
+                "versions": list(all_versions()[name]),
             }
             for name, wf in all_workflows().items()
         ]
