@@ -176,7 +176,9 @@ class _Check:
         try:
             node.check_output(answers_as_output(record))
         except Exception as error:
-            self._diverge(path, f"the recorded answer no longer fits the output of '{node.name}': {error}")
+            self._diverge(
+                path, f"the recorded answer no longer fits the output of '{node.name}': {_first_line(error)}"
+            )
 
     # -- a graph -------------------------------------------------------------------------
 
@@ -327,7 +329,9 @@ class _Check:
                 recorded_order.append(name)
             self._node(child_node, child)
         code_order = list(dict.fromkeys(site.name for site in sites if site.name is not None))
-        both = [name for name in code_order if name in recorded_order]
+        # Only straight-line calls have a fixed order; a loop or a helper may start them otherwise.
+        fixed = dict.fromkeys(s.name for s in sites if s.name is not None and not s.conditional)
+        both = [name for name in fixed if name in recorded_order]
         if both != [name for name in recorded_order if name in both]:
             moved = next(n for n, m in zip(recorded_order, both, strict=False) if n != m)
             at = next(c for c in children if _name(c) == moved)

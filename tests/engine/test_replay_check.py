@@ -200,6 +200,25 @@ async def orch_v2_renamed(ctx: Context, node_input: Any) -> Any:
     return await ctx.run_node(approve, await ctx.run_node(audit, node_input))
 
 
+@node(rerun_on_resume=True)
+async def orch_v2_maybe(ctx: Context, node_input: Any) -> Any:
+    CALLS["orch"] += 1
+    found = await ctx.run_node(lookup, node_input)
+    if found > 100:  # a new child the code may skip: a log without it still fits
+        await ctx.run_node(audit, found)
+    return await ctx.run_node(approve, found)
+
+
+@node(rerun_on_resume=True)
+async def orch_v2_helper(ctx: Context, node_input: Any) -> Any:
+    CALLS["orch"] += 1
+
+    async def ask(found: Any) -> Any:  # defined first, called second: the order is the calls'
+        return await ctx.run_node(approve, found)
+
+    return await ask(await ctx.run_node(lookup, node_input))
+
+
 def dynamic(orch: Any) -> Workflow:
     return Workflow(name="wf", version="1", edges=[(START, node(orch, name="orch"))])
 
@@ -218,6 +237,14 @@ async def test_a_dynamic_child_added_after_the_waiting_one_replays() -> None:
     events = await record(dynamic(orch_v1))
 
     assert replay_check(dynamic(orch_v2_after), events).replays
+    assert CALLS == {}
+
+
+async def test_a_conditional_new_child_and_a_helper_that_starts_children_replay() -> None:
+    events = await record(dynamic(orch_v1))
+
+    assert replay_check(dynamic(orch_v2_maybe), events).replays
+    assert replay_check(dynamic(orch_v2_helper), events).replays
     assert CALLS == {}
 
 
