@@ -41,16 +41,6 @@ class ReplayReport:
         at = f" (event {self.seq})" if self.seq else ""
         return f"diverges at {self.node_path}{at}: {self.reason}"
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "replays": self.replays,
-            "node_path": self.node_path,
-            "seq": self.seq,
-            "reason": self.reason,
-            "unchecked": list(self.unchecked),
-            "summary": str(self),
-        }
-
 
 def replay_check(
     workflow: Workflow, events: Iterable[Event | Mapping[str, Any]] | Mapping[str, Any]
