@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -22,6 +23,11 @@ if TYPE_CHECKING:
     from .graph import Graph
 
 FINGERPRINT_LENGTH = 12
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")  # reprs of functions and objects name their address
+
+
+def _stable_repr(value: Any) -> str:
+    return _ADDRESS.sub("", repr(value))
 
 
 def type_name(annotation: Any) -> str | None:
@@ -30,7 +36,7 @@ def type_name(annotation: Any) -> str | None:
         return None
     if isinstance(annotation, type):
         return f"{annotation.__module__}.{annotation.__qualname__}"
-    return repr(annotation)
+    return _stable_repr(annotation)
 
 
 def _plain(value: Any) -> Any:
@@ -77,5 +83,5 @@ def graph_fingerprint(name: str, graph: Graph, max_concurrency: int | None) -> s
         "nodes": [describe_node(graph.nodes[key]) for key in sorted(graph.nodes)],
         "edges": edges,
     }
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"), default=repr)
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), default=_stable_repr)
     return hashlib.sha256(text.encode()).hexdigest()[:FINGERPRINT_LENGTH]
