@@ -153,7 +153,7 @@ def get_workflow(name: str, version: str | None = None) -> Any:
 
 
 def undeployed_runs() -> Q | None:
-    """Runs of a registered workflow whose version is not registered (None: there are none)."""
+    """Runs of a registered workflow whose version is not registered (None: no workflow is)."""
     match: Q | None = None
     for name, versions in all_versions().items():
         missing = Q(workflow=name) & ~Q(version="") & ~Q(version__in=list(versions))

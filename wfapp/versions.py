@@ -55,7 +55,7 @@ class RunCheck:
 
 
 def not_deployed_label(session: Session) -> str | None:
-    """ "version N not deployed" when the run's version is not registered here, else None."""
+    """Say why the run cannot resume here ("version N not deployed"), or None when it can."""
     if is_deployed(session.workflow, session.version):
         return None
     if session.workflow not in all_versions():
