@@ -8,18 +8,11 @@ import re
 from io import StringIO
 from typing import Any
 
-from django.conf import settings as django_settings
 from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from tests.wfapp.versioned import PATHS
-
-DEMOS = list(django_settings.WFAPP_WORKFLOWS)
-
-
-def deploy(settings: Any, *names: str) -> None:
-    settings.WFAPP_WORKFLOWS = [*DEMOS, *(PATHS[name] for name in names)]
+from tests.wfapp.helpers import deploy
 
 
 def start(settings: Any, *deployed: str) -> str:

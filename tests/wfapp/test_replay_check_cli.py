@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings as django_settings
 from django.core.management import call_command
 from django.core.management.base import CommandError, SystemCheckError
 
 from engine import InMemoryEventStore, Runner, replay_check
-from tests.wfapp.helpers import subprocess_env
+from tests.wfapp.helpers import deploy, subprocess_env
 from tests.wfapp.versioned import PATHS, v1, v1_reordered
 from wfapp.checks import check_open_runs
 from wfapp.models import Session
@@ -25,11 +24,6 @@ from wfapp.registry import get_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDED = Path(__file__).parent / "recorded"
-DEMOS = list(django_settings.WFAPP_WORKFLOWS)
-
-
-def deploy(settings: Any, *names: str) -> None:
-    settings.WFAPP_WORKFLOWS = [*DEMOS, *(PATHS[name] for name in names)]
 
 
 def wf(*args: str) -> Any:

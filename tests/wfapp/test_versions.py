@@ -11,24 +11,16 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.conf import settings as django_settings
 from django.contrib.auth.models import User
 
-from tests.wfapp.helpers import settled
-from tests.wfapp.versioned import PATHS, v1, v2
+from tests.wfapp.helpers import deploy, settled
+from tests.wfapp.versioned import v1, v2
 from wfapp import lease as leases
 from wfapp import services
 from wfapp.errors import VersionNotDeployedError
 from wfapp.models import Event, Session
 from wfapp.registry import all_versions, all_workflows, get_workflow, load_versions
 from wfapp.runtime import Runtime
-
-DEMOS = list(django_settings.WFAPP_WORKFLOWS)
-
-
-def deploy(settings: Any, *names: str) -> None:
-    """Register the demos and these versions of ``versioned``, in this order (the last is newest)."""
-    settings.WFAPP_WORKFLOWS = [*DEMOS, *(PATHS[name] for name in names)]
 
 
 def test_the_newest_is_the_last_listed_and_each_version_stays_reachable(settings: Any) -> None:
