@@ -37,6 +37,7 @@ class RunCheck:
     result: str  # REPLAYS, DIVERGES or NOT_DEPLOYED
     detail: str
     node_path: str | None = None
+    unchecked: tuple[str, ...] = ()  # paths whose dynamic children the check could not match
 
     @property
     def ok(self) -> bool:
@@ -51,6 +52,7 @@ class RunCheck:
             "result": self.result,
             "detail": self.detail,
             "node_path": self.node_path,
+            "unchecked": list(self.unchecked),
         }
 
 
@@ -65,19 +67,14 @@ def not_deployed_label(session: Session) -> str | None:
 
 def check_run(session: Session) -> RunCheck:
     """Replay one run's log against the code of its version, executing nothing."""
-    base = {
-        "run": session.pk,
-        "workflow": session.workflow,
-        "version": session.version,
-        "status": session.status,
-    }
+    run = (session.pk, session.workflow, session.version, session.status)
     missing = not_deployed_label(session)
     if missing is not None:
-        return RunCheck(**base, result=NOT_DEPLOYED, detail=missing)
+        return RunCheck(*run, result=NOT_DEPLOYED, detail=missing)
     workflow = get_workflow(session.workflow, session.version)
     report = replay_check(workflow, DjangoEventStore().list_events_sync(session.pk))
     result = REPLAYS if report.replays else DIVERGES
-    return RunCheck(**base, result=result, detail=str(report), node_path=report.node_path)
+    return RunCheck(*run, result, str(report), report.node_path, report.unchecked)
 
 
 def open_runs(workflow: str | None = None) -> Any:
