@@ -78,6 +78,7 @@ def test_replay_check_passes_when_every_open_run_replays(waiting_run: str) -> No
         "replays",
         "replays",
     )
+    assert run["unchecked"] == []  # every dynamic child could be matched (there are none here)
 
 
 def test_replay_check_fails_naming_the_run_and_the_path(settings: Any, waiting_run: str) -> None:
