@@ -342,3 +342,23 @@ async def test_a_session_of_another_version_is_refused_with_nothing_written() ->
 
     assert await store.list_events(first.session_id) == before
     assert (await store.get_session(first.session_id)).version == "1"
+
+
+@node(rerun_on_resume=True)
+async def orch_computed(ctx: Context, node_input: Any) -> Any:
+    CALLS["orch"] += 1
+    steps = [lookup, approve]
+    result = node_input
+    for step in steps:  # the targets are values: the source cannot say which children these are
+        result = await ctx.run_node(step, result)
+    return result
+
+
+async def test_children_the_source_cannot_name_are_left_unchecked_and_said_so() -> None:
+    events = await record(dynamic(orch_computed))
+
+    report = replay_check(dynamic(orch_v2_renamed), events)  # a changed orchestrator: checked
+    assert not report.replays
+    report = replay_check(dynamic(orch_computed), events)
+
+    assert report.replays and report.unchecked == ("wf@1/orch@1",)
