@@ -5,7 +5,8 @@ The replay check must not run node bodies, so it reads them: every ``<x>.run_nod
 closure. A call inside an ``if``, a loop, a ``try`` or a nested function is *conditional*
 (the code may skip it). A target that is not a plain name or attribute chain (a variable
 assigned in the body, a call) is *unresolved*: the check then cannot say which names the
-body may call.
+body may call. A body that hands its context to another function (``helper(ctx)``, an agent
+turn) may start children there, out of sight: its calls are not read at all.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ def body_of(node: BaseNode) -> Callable[..., Any] | None:
 
 
 def child_calls(node: BaseNode) -> list[CallSite] | None:
-    """The ``run_node`` call sites in a node's body; None when its source cannot be read."""
+    """The ``run_node`` call sites in a node's body; None when its source cannot be read, or
+    when the body passes its context on (its children may start elsewhere)."""
     func = body_of(node)
     if func is None:
         return None
@@ -78,7 +80,7 @@ def _read(func: Callable[..., Any]) -> list[CallSite] | None:
     definition = next(
         (item for item in ast.walk(tree) if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)), None
     )
-    if definition is None:
+    if definition is None or _hands_on_context(definition):
         return None
     scope = dict(getattr(target, "__globals__", {}))
     try:
@@ -89,6 +91,22 @@ def _read(func: Callable[..., Any]) -> list[CallSite] | None:
     for statement in definition.body:
         _visit(statement, False, scope, sites)
     return sites
+
+
+def _hands_on_context(definition: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether the body passes its ``ctx`` parameter to a call (where children may start)."""
+    arguments = definition.args
+    names = {
+        item.arg
+        for item in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+        if item.arg == "ctx" or (item.annotation is not None and "Context" in ast.unparse(item.annotation))
+    }
+    for item in ast.walk(definition):
+        if isinstance(item, ast.Call):
+            passed = [*item.args, *(keyword.value for keyword in item.keywords)]
+            if any(isinstance(value, ast.Name) and value.id in names for value in passed):
+                return True
+    return False
 
 
 def _visit(tree: ast.AST, conditional: bool, scope: dict[str, Any], sites: list[CallSite]) -> None:

@@ -362,3 +362,22 @@ async def test_children_the_source_cannot_name_are_left_unchecked_and_said_so() 
     report = replay_check(dynamic(orch_computed), events)
 
     assert report.replays and report.unchecked == ("wf@1/orch@1",)
+
+
+async def _look_up_then_approve(ctx: Context, node_input: Any) -> Any:
+    return await ctx.run_node(approve, await ctx.run_node(lookup, node_input))
+
+
+@node(rerun_on_resume=True)
+async def orch_delegating(ctx: Context, node_input: Any) -> Any:
+    CALLS["orch"] += 1
+    return await _look_up_then_approve(ctx, node_input)  # its children start in the helper
+
+
+async def test_a_body_that_hands_its_context_to_a_helper_is_left_unchecked_not_refused() -> None:
+    events = await record(dynamic(orch_delegating))
+
+    report = replay_check(dynamic(orch_delegating), events)
+
+    assert report.replays and report.unchecked == ("wf@1/orch@1",)
+    assert CALLS == {}
