@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('wfapp', '0006_run_action_permissions'),
+        ('wfapp', '0007_api_tokens_idempotency'),
     ]
 
     operations = [
