@@ -10,6 +10,7 @@ from .events import DEFAULT_ROUTE, Event, Interrupt, RequestInput
 from .graph import Edge
 from .memory import InMemoryEventStore
 from .nodes import START, BaseNode, FunctionNode, JoinNode, node
+from .replay_check import ReplayReport, replay_check
 from .retry import RetryConfig
 from .runner import Runner, RunResult
 from .store import EventStore, SessionInfo
@@ -48,6 +49,7 @@ __all__ = [
     "LlmAgent",
     "NodeInterruptedError",
     "NodeTimeoutError",
+    "ReplayReport",
     "RequestInput",
     "RetryConfig",
     "RunResult",
@@ -55,5 +57,6 @@ __all__ = [
     "SessionInfo",
     "Workflow",
     "node",
+    "replay_check",
     "tool",
 ]

@@ -107,6 +107,19 @@ class InvalidAnswerError(CallerError):
         super().__init__(f"Invalid answer for interrupt {interrupt_id!r}: {detail}")
 
 
+class SessionVersionError(CallerError):
+    """The session started on another version of the workflow than the runner's."""
+
+    def __init__(self, session_id: str, recorded: str, given: str) -> None:
+        self.session_id = session_id
+        self.recorded = recorded
+        self.given = given
+        super().__init__(
+            f"Session {session_id!r} started on version {recorded!r} of its workflow; "
+            f"this runner has version {given!r}: resume it with version {recorded!r}"
+        )
+
+
 class InvalidInputError(CallerError):
     """The workflow input cannot be stored in the event log."""
 
@@ -130,6 +143,10 @@ class WorkflowError(EngineError):
 
 
 WorkflowDataError = WorkflowError
+
+
+class ReplayDivergenceError(WorkflowError):
+    """The session's log no longer replays on the workflow's code; nothing was executed."""
 
 
 class NodeUsageError(WorkflowError, ValueError):

@@ -48,10 +48,21 @@ _ENDS = frozenset({"error", "completed"})  # withdraw what the execution asked
 
 
 class _Log:
-    __slots__ = ("answered", "created_at", "events", "input", "pending", "status", "updated_at", "workflow")
+    __slots__ = (
+        "answered",
+        "created_at",
+        "events",
+        "input",
+        "pending",
+        "status",
+        "updated_at",
+        "version",
+        "workflow",
+    )
 
-    def __init__(self, workflow: str, node_input: Any) -> None:
+    def __init__(self, workflow: str, node_input: Any, version: str | None = None) -> None:
         self.workflow = workflow
+        self.version = version
         self.input = node_input
         self.status = "running"
         self.events: list[Event] = []
@@ -78,10 +89,12 @@ class InMemoryEventStore:
         except KeyError:
             raise UnknownSessionError(session_id) from None
 
-    async def create_session(self, session_id: str, workflow: str, node_input: Any) -> None:
+    async def create_session(
+        self, session_id: str, workflow: str, node_input: Any, *, version: str | None = None
+    ) -> None:
         if session_id in self._logs:
             raise SessionExistsError(session_id)
-        self._logs[session_id] = _Log(workflow, node_input)
+        self._logs[session_id] = _Log(workflow, node_input, version)
 
     async def append(self, session_id: str, events: Sequence[Event], *, expected_seq: int) -> int:
         return self._append(session_id, events, expected_seq)
@@ -128,6 +141,7 @@ class InMemoryEventStore:
             input=log.input,
             created_at=log.created_at,
             updated_at=log.updated_at,
+            version=log.version,
         )
 
     async def set_status(self, session_id: str, status: str) -> None:
@@ -143,6 +157,7 @@ class InMemoryEventStore:
         return {
             "session_id": session_id,
             "workflow": log.workflow,
+            "version": log.version,
             "status": log.status,
             "input": log.input,
             "events": [event.model_dump(mode="json") for event in log.events],
@@ -153,7 +168,7 @@ class InMemoryEventStore:
         """Build a store from ``dump`` output, as a process that reads a saved log would."""
         store = cls()
         for data in sessions:
-            log = _Log(data["workflow"], data["input"])
+            log = _Log(data["workflow"], data["input"], data.get("version"))
             log.status = data["status"]
             for raw in data["events"]:
                 event = Event.model_validate(raw)

@@ -16,7 +16,9 @@ from .errors import (
     InvalidAnswerError,
     InvalidInputError,
     NoAnswersError,
+    ReplayDivergenceError,
     SessionStateError,
+    SessionVersionError,
     UnknownInterruptError,
     WorkflowError,
 )
@@ -25,6 +27,7 @@ from .execution import SessionRun
 from .memory import InMemoryEventStore
 from .outcome import Outcome
 from .replay import ReplayIndex
+from .replay_check import check_folded
 from .store import FINAL_STATUSES, EventStore, SessionInfo
 from .values import to_json
 from .workflow import Workflow
@@ -50,6 +53,7 @@ class _Loaded:
     info: SessionInfo
     index: ReplayIndex
     writer: LogWriter
+    events: list[Event] = field(default_factory=list)
 
 
 class Runner:
@@ -143,7 +147,9 @@ class Runner:
             stored_input = to_json(node_input, "The workflow input")
         except WorkflowError as error:
             raise InvalidInputError(str(error)) from error
-        await self.store.create_session(session_id, self.workflow.name, stored_input)
+        await self.store.create_session(
+            session_id, self.workflow.name, stored_input, version=self.workflow.version
+        )
         info = await self.store.get_session(session_id)
         index = ReplayIndex(self._root)
         return _Loaded(info, index, self._writer(session_id, index))
@@ -151,9 +157,10 @@ class Runner:
     async def _load(self, session_id: str) -> _Loaded:
         info = await self.store.get_session(session_id)
         index = ReplayIndex(self._root)
-        for event in await self.store.list_events(session_id):
+        events = await self.store.list_events(session_id)
+        for event in events:
             index.apply(event)
-        return _Loaded(info, index, self._writer(session_id, index))
+        return _Loaded(info, index, self._writer(session_id, index), events)
 
     def _writer(self, session_id: str, index: ReplayIndex) -> LogWriter:
         return LogWriter(self.store, session_id, uuid.uuid4().hex, index)
@@ -180,6 +187,7 @@ class Runner:
         session_id = loaded.info.session_id
         for event in await self.store.list_events(session_id, after_seq=loaded.index.last_seq):
             loaded.index.apply(event)
+            loaded.events.append(event)
         loaded.writer = self._writer(session_id, loaded.index)
 
     def _answer_drafts(
@@ -210,6 +218,9 @@ class Runner:
 
     async def _turn(self, loaded: _Loaded, node_input: Any) -> RunResult:
         session_id = loaded.info.session_id
+        recorded = loaded.info.version
+        if recorded is not None and recorded != self.workflow.version:
+            raise SessionVersionError(session_id, recorded, self.workflow.version)
         lock = self._locks.get(session_id)
         if lock is None:
             lock = self._locks[session_id] = asyncio.Lock()
@@ -229,6 +240,10 @@ class Runner:
 
     async def _execute(self, loaded: _Loaded, node_input: Any) -> RunResult:
         session_id, index, writer = loaded.info.session_id, loaded.index, loaded.writer
+        if loaded.events:
+            report = check_folded(self.workflow, loaded.events, index)
+            if not report.replays:
+                return await self._refuse_divergent(loaded, str(report))
         await self.store.set_status(session_id, "running")
         root = self._root
         try:
@@ -275,6 +290,18 @@ class Runner:
         if outcome.status == "completed":
             return RunResult(session_id, "completed", outcome.output)
         return result
+
+    async def _refuse_divergent(self, loaded: _Loaded, divergence: str) -> RunResult:
+        """Fail the run before executing anything: its log no longer replays on this code."""
+        session_id = loaded.info.session_id
+        message = f"The log of run {session_id} no longer replays on this code, so nothing ran: {divergence}"
+        info = ErrorInfo(type=ReplayDivergenceError.__name__, message=message)
+        await loaded.writer.write(
+            draft("status", self._root, self.workflow.name, status="failed", error=info)
+        )
+        loaded.writer.seal()
+        await self.store.set_status(session_id, "failed")
+        return RunResult(session_id, "failed", error=message, error_type=info.type)
 
     async def _finish_cancelled(self, loaded: _Loaded, actor: str | None) -> RunResult:
         session_id = loaded.info.session_id

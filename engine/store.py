@@ -23,6 +23,7 @@ class SessionInfo:
     input: Any
     created_at: float
     updated_at: float
+    version: str | None = None  # the workflow version the run started on (None: not recorded)
 
 
 @runtime_checkable
@@ -32,10 +33,13 @@ class EventStore(Protocol):
     ``append`` is atomic. It raises ``ConcurrencyError`` and writes nothing when the log's
     last seq is not ``expected_seq``, and ``InterruptAlreadyAnswered`` when an answer event
     names an interrupt that is not pending. Events arrive with ``seq`` already stamped,
-    contiguous from ``expected_seq + 1``.
+    contiguous from ``expected_seq + 1``. ``create_session`` records the workflow version
+    the run starts on; ``get_session`` gives it back.
     """
 
-    async def create_session(self, session_id: str, workflow: str, node_input: Any) -> None: ...
+    async def create_session(
+        self, session_id: str, workflow: str, node_input: Any, *, version: str | None = None
+    ) -> None: ...
 
     async def append(self, session_id: str, events: Sequence[Event], *, expected_seq: int) -> int: ...
 

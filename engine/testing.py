@@ -84,6 +84,13 @@ class EventStoreContract:
         assert (info.workflow, info.status, info.last_seq, info.input) == ("wf", "running", 0, {"amount": 5})
         assert await store.list_events(session_id) == []
 
+    async def test_session_keeps_the_version_it_started_on(self, store: EventStore) -> None:
+        versioned, plain = _new_id(), _new_id()
+        await store.create_session(versioned, "wf", None, version="3")
+        await store.create_session(plain, "wf", None)
+        assert (await store.get_session(versioned)).version == "3"
+        assert (await store.get_session(plain)).version is None
+
     async def test_seq_is_contiguous_from_one(self, store: EventStore) -> None:
         session_id = await self._session(store)
         last = await store.append(

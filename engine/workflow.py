@@ -11,7 +11,8 @@ from typing import Any, ClassVar
 from pydantic import Field, PrivateAttr
 
 from .context import Context
-from .errors import NodeInterruptedError, WorkflowError
+from .errors import ConfigurationError, NodeInterruptedError, WorkflowError
+from .fingerprint import graph_fingerprint
 from .graph import Graph, compile_graph, expand, is_join
 from .nodes import START, BaseNode, FunctionNode, JoinNode, ParallelWorker
 from .validation import validate
@@ -36,11 +37,14 @@ class Workflow(BaseNode):
     A workflow is itself a node, so it can be nested in another workflow's edges or run
     with ``ctx.run_node``. ``max_concurrency`` caps how many graph nodes run at once
     (dynamic children are not counted). ``input_schema`` may be a pydantic model, a type
-    or a JSON Schema dict; without it the first node's input type is used.
+    or a JSON Schema dict; without it the first node's input type is used. ``version``
+    names this revision of the workflow (every run records the version it started on);
+    without it, it is a fingerprint of the graph (see ``engine.fingerprint``).
     """
 
     edges: list[Any] = Field(default_factory=list)
     max_concurrency: int | None = None
+    version: str = ""
     rerun_on_resume: bool = True
 
     _graph: Graph = PrivateAttr()
@@ -49,11 +53,15 @@ class Workflow(BaseNode):
 
     is_workflow: ClassVar[bool] = True
 
-    def __init__(self, *, input_schema: Any = None, **data: Any) -> None:
+    def __init__(self, *, input_schema: Any = None, version: str | int | None = None, **data: Any) -> None:
+        if version is not None:
+            data["version"] = _checked_version(version)
         super().__init__(**data)
         links = expand(self.edges)
         validate(links)
         self._graph = compile_graph(links)
+        if not self.version:
+            self.version = graph_fingerprint(self.name, self._graph, self.max_concurrency)
         if self.output_type is None:
             # The workflow's output is its terminal node's, so it has that node's type.
             declared = {
@@ -106,6 +114,7 @@ class Workflow(BaseNode):
         return {
             "name": self.name,
             "description": self.description,
+            "version": self.version,
             "input_schema": self._input_schema,
             "nodes": nodes,
             "edges": edges,
@@ -123,6 +132,17 @@ class Workflow(BaseNode):
             ctx.deliver_output(outputs[0][1], outputs[0][2])
         return
         yield  # pragma: no cover
+
+
+def _checked_version(version: str | int) -> str:
+    if isinstance(version, bool) or not isinstance(version, str | int):
+        raise ConfigurationError(f"Workflow version must be a string or an integer, not {version!r}")
+    text = str(version).strip()
+    if not text or len(text) > 64 or any(not (c.isalnum() or c in "._-+") for c in text):
+        raise ConfigurationError(
+            f'Workflow version {version!r} must be 1-64 letters, digits or \'._-+\' (for example "3" or "2025.1")'
+        )
+    return text
 
 
 class _Scheduler:

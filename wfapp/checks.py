@@ -1,9 +1,10 @@
 """System checks, and what ``serve`` and ``wf`` check before they start.
 
-A registered workflow that does not import or validate fails ``manage.py check``. The
-production profile's static files storage needs ``collectstatic`` to have run (without its
-manifest every page answers 500): ``check --deploy`` says so, and ``serve`` refuses to start.
-A database without wfapp's tables gets the command to run instead of a traceback.
+A registered workflow that does not import or validate fails ``manage.py check``; an open run
+whose log would not resume on the registered code is a warning. The production profile's
+static files storage needs ``collectstatic`` to have run (without its manifest every page
+answers 500): ``check --deploy`` says so, and ``serve`` refuses to start. A database without
+wfapp's tables gets the command to run instead of a traceback.
 """
 
 from __future__ import annotations
@@ -15,10 +16,14 @@ from django.contrib.staticfiles import finders
 from django.contrib.staticfiles.storage import ManifestFilesMixin
 from django.core import checks
 from django.core.files.storage import storages
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.db.migrations.executor import MigrationExecutor
 
 from .registry import load_workflows
+from .versions import NOT_DEPLOYED, check_runs
+
+# The newest open runs the warning replays (each reads its log); `manage.py wf replay-check` checks all.
+REPLAY_CHECK_RUNS = 100
 
 COLLECTSTATIC = "python manage.py collectstatic --noinput"
 MIGRATE = "python manage.py migrate"
@@ -82,3 +87,27 @@ def migration_problem(alias: str = DEFAULT_DB_ALIAS) -> str | None:
         f"The database {name} is not migrated ({len(plan)} migrations of {', '.join(apps)} to apply): "
         f"run `{MIGRATE}` first."
     )
+
+
+@checks.register("wfapp_runs")
+def check_open_runs(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """Warn about open runs whose log no longer replays, or whose version is not registered."""
+    try:
+        results = check_runs(limit=REPLAY_CHECK_RUNS)
+    except DatabaseError:
+        return []  # no database or no tables yet (before migrate): no runs to check
+    return [
+        checks.Warning(
+            f"Run {result.run} of {result.workflow} would not resume: {result.detail}",
+            hint=(
+                f"Register version {result.version} of {result.workflow} again (next to the new one)."
+                if result.result == NOT_DEPLOYED
+                else "Keep the old version registered next to the new one (Workflow(version=...)), "
+                "or change the code so this log replays; `manage.py wf replay-check` lists every run."
+            ),
+            obj=result.run,
+            id="wfapp.W002" if result.result == NOT_DEPLOYED else "wfapp.W001",
+        )
+        for result in results
+        if not result.ok
+    ]

@@ -25,6 +25,17 @@ class UnknownWorkflowError(BadRequest):
         super().__init__(f"Unknown workflow {name!r}{hint}")
 
 
+class VersionNotDeployedError(BadRequest):
+    """A run started on a version of its workflow that is not registered now."""
+
+    def __init__(self, name: str, version: str, deployed: Iterable[str] = ()) -> None:
+        self.name = name
+        self.version = version
+        self.deployed = list(deployed)
+        listed = f"; registered: {', '.join(self.deployed)}" if self.deployed else ""
+        super().__init__(f"Version {version} of workflow {name!r} is not deployed{listed}")
+
+
 class UnknownRunError(BadRequest):
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id

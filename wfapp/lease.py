@@ -22,6 +22,7 @@ from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from .models import Interrupt, InterruptStatus, RunStatus, Session
+from .registry import undeployed_runs
 
 _HOST = socket.gethostname()
 
@@ -138,14 +139,17 @@ def _asks(session_id: Any) -> QuerySet[Interrupt]:
 
 
 def runs_needing_work(limit: int = 200) -> list[str]:
-    """Runs that some worker should advance now and that no live worker holds."""
+    """Runs that some worker should advance now, that no live worker holds, and whose
+    workflow version is not missing here (those wait until it is registered again)."""
     now = timezone.now()
+    undeployed = undeployed_runs()
+    needing = Session.objects.filter(
+        Q(status=RunStatus.RUNNING)
+        | Q(status=RunStatus.WAITING, last_seq__gt=F("settled_seq"))
+        | Q(status=RunStatus.WAITING) & ~Exists(_asks(OuterRef("pk")))
+    )
     rows = (
-        Session.objects.filter(
-            Q(status=RunStatus.RUNNING)
-            | Q(status=RunStatus.WAITING, last_seq__gt=F("settled_seq"))
-            | Q(status=RunStatus.WAITING) & ~Exists(_asks(OuterRef("pk")))
-        )
+        (needing if undeployed is None else needing.exclude(undeployed))
         .values("id", "lease_owner", "lease_expires_at")
         .order_by("updated_at")[:limit]
     )

@@ -27,6 +27,8 @@ class Session(models.Model):
 
     id = models.CharField(primary_key=True, max_length=64)
     workflow = models.CharField(max_length=200, db_index=True)
+    # The workflow version the run started on and resumes on ("" for runs recorded before versions).
+    version = models.CharField(max_length=64, blank=True, default="")
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.RUNNING)
     input = models.JSONField(null=True)
     output = models.JSONField(null=True, blank=True)

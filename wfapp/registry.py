@@ -1,4 +1,9 @@
-"""The registered workflows: loaded from ``settings.WFAPP_WORKFLOWS`` ("module:attribute")."""
+"""The registered workflows: loaded from ``settings.WFAPP_WORKFLOWS`` ("module:attribute").
+
+Several entries may name one workflow with different versions (``Workflow(version=...)``):
+the **newest** is the one listed last. New runs start on the newest; a run resumes on the
+version it started on while that version is listed.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +14,11 @@ from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Q
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
-from .errors import UnknownWorkflowError
+from .errors import UnknownWorkflowError, VersionNotDeployedError
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +66,12 @@ def _validate(path: str, workflow: Any) -> Problem | None:
     return None
 
 
-def load_workflows(paths: list[str] | None = None) -> tuple[dict[str, Any], list[Problem]]:
-    """Import and check every path; return the usable workflows by name and the problems."""
-    workflows: dict[str, Any] = {}
+def load_versions(paths: list[str] | None = None) -> tuple[dict[str, dict[str, Any]], list[Problem]]:
+    """Import and check every path; return the usable workflows by name and version, and the problems.
+
+    Within one name, versions are in the order they are listed: the last is the newest.
+    """
+    workflows: dict[str, dict[str, Any]] = {}
     problems: list[Problem] = []
     for path in settings.WFAPP_WORKFLOWS if paths is None else paths:
         try:
@@ -84,27 +93,75 @@ def load_workflows(paths: list[str] | None = None) -> tuple[dict[str, Any], list
         problem = _validate(path, workflow)
         if problem is not None:
             problems.append(problem)
-        elif workflow.name in workflows:
-            problems.append(Problem(path, "E005", f"Workflow '{path}' reuses the name '{workflow.name}'."))
+        elif workflow.version in workflows.get(workflow.name, {}):
+            problems.append(
+                Problem(
+                    path,
+                    "E005",
+                    f"Workflow '{path}' reuses the name '{workflow.name}' with the same version "
+                    f"'{workflow.version}'.",
+                    hint="Give each registered revision of a workflow its own Workflow(version=...).",
+                )
+            )
         else:
-            workflows[workflow.name] = workflow
+            workflows.setdefault(workflow.name, {})[workflow.version] = workflow
     return workflows, problems
 
 
+def load_workflows(paths: list[str] | None = None) -> tuple[dict[str, Any], list[Problem]]:
+    """Import and check every path; return the newest usable workflow by name and the problems."""
+    versions, problems = load_versions(paths)
+    return {name: _newest(found) for name, found in versions.items()}, problems
+
+
+def _newest(versions: dict[str, Any]) -> Any:
+    return next(reversed(versions.values()))
+
+
 @lru_cache(maxsize=8)
-def _registry(paths: tuple[str, ...]) -> dict[str, Any]:
-    workflows, _ = load_workflows(list(paths))
+def _registry(paths: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    workflows, _ = load_versions(list(paths))
     return workflows
 
 
+def all_versions() -> dict[str, dict[str, Any]]:
+    """Every usable registered workflow by name, then by version (oldest listed first)."""
+    return {name: dict(found) for name, found in _registry(tuple(settings.WFAPP_WORKFLOWS)).items()}
+
+
 def all_workflows() -> dict[str, Any]:
-    """Every usable registered workflow, by name, in registration order."""
-    return dict(_registry(tuple(settings.WFAPP_WORKFLOWS)))
+    """The newest version of every usable registered workflow, by name, in registration order."""
+    return {name: _newest(found) for name, found in _registry(tuple(settings.WFAPP_WORKFLOWS)).items()}
 
 
-def get_workflow(name: str) -> Any:
-    """The registered workflow called ``name``; ``UnknownWorkflowError`` if there is none."""
+def get_workflow(name: str, version: str | None = None) -> Any:
+    """The registered workflow called ``name``: the newest, or exactly ``version``.
+
+    Raises ``UnknownWorkflowError`` if no version of it is registered, and
+    ``VersionNotDeployedError`` if ``version`` is not (a run recorded before versions existed
+    has the version ``None`` or ``""`` and gets the newest).
+    """
+    found = _registry(tuple(settings.WFAPP_WORKFLOWS)).get(name)
+    if found is None:
+        raise UnknownWorkflowError(name, sorted(all_workflows()))
+    if not version:
+        return _newest(found)
     try:
-        return _registry(tuple(settings.WFAPP_WORKFLOWS))[name]
+        return found[version]
     except KeyError:
-        raise UnknownWorkflowError(name, sorted(all_workflows())) from None
+        raise VersionNotDeployedError(name, version, list(found)) from None
+
+
+def undeployed_runs() -> Q | None:
+    """Runs of a registered workflow whose version is not registered (None: no workflow is)."""
+    match: Q | None = None
+    for name, versions in all_versions().items():
+        missing = Q(workflow=name) & ~Q(version="") & ~Q(version__in=list(versions))
+        match = missing if match is None else match | missing
+    return match
+
+
+def is_deployed(name: str, version: str | None) -> bool:
+    """Whether a run of ``name`` that started on ``version`` can resume here."""
+    found = _registry(tuple(settings.WFAPP_WORKFLOWS)).get(name)
+    return found is not None and (not version or version in found)

@@ -34,6 +34,7 @@ def run_report(session_id: str, *, events: bool = False) -> dict[str, Any]:
     report: dict[str, Any] = {
         "run": session.pk,
         "workflow": session.workflow,
+        "version": session.version or None,
         "status": session.status,
         "created_by": session.created_by.get_username() if session.created_by else None,
         "created_at": session.created_at.isoformat(),

@@ -24,7 +24,7 @@ from engine.errors import ConcurrencyError, SessionStateError
 
 from . import doorbell
 from . import lease as leases
-from .errors import LeaseLostError
+from .errors import LeaseLostError, VersionNotDeployedError
 from .lease import Lease, Release
 from .registry import get_workflow
 from .store import DjangoEventStore, close_connections
@@ -132,7 +132,13 @@ class Runtime:
         session_id = lease.session_id
         store = DjangoEventStore(lease, own_thread=True)  # this task runs on the runtime's loop
         info = await store.get_session(session_id)
-        runner = Runner(get_workflow(info.workflow), store=store)
+        try:
+            workflow = get_workflow(info.workflow, info.version)
+        except VersionNotDeployedError as missing:  # it stays as it is until that version is back
+            logger.info("run %s waits: %s", session_id, missing)
+            await sync_to_async(leases.drop)(lease)
+            return None
+        runner = Runner(workflow, store=store)
         self._runners[session_id] = runner
         result: RunResult | None = None
         idle = 0

@@ -68,7 +68,7 @@ def _check_start(user: Any, workflow: str) -> None:
 
 
 def _create(
-    workflow: str, node_input: Any, user: Any, owner: str | None, session_id: str, advance: bool = False
+    workflow: Any, node_input: Any, user: Any, owner: str | None, session_id: str, advance: bool = False
 ) -> Lease | None:
     fields: dict[str, Any] = {}
     if owner is not None:
@@ -77,7 +77,8 @@ def _create(
     with transaction.atomic():
         Session.objects.create(
             id=session_id,
-            workflow=workflow,
+            workflow=workflow.name,
+            version=workflow.version,
             input=node_input,
             created_by=user if getattr(user, "is_authenticated", False) else None,
             **fields,
@@ -90,8 +91,8 @@ def _create(
 async def create_run(
     workflow: str, node_input: Any, *, user: Any = None, owner: str | None = None, advance: bool = False
 ) -> tuple[str, Lease | None]:
-    """Validate the input and record a new run; with ``owner``, hold its lease for that owner;
-    with ``advance``, have it executed in the background.
+    """Validate the input and record a new run on the workflow's newest version; with ``owner``,
+    hold its lease for that owner; with ``advance``, have it executed in the background.
 
     Raises ``UnknownWorkflowError``, ``NotPermitted`` (``user`` may not start it) or
     ``InputValidationError``.
@@ -102,7 +103,7 @@ async def create_run(
     if errors:
         raise InputValidationError(workflow, errors)
     session_id = uuid.uuid4().hex
-    lease = await sync_to_async(_create)(wf.name, node_input, user, owner, session_id, advance)
+    lease = await sync_to_async(_create)(wf, node_input, user, owner, session_id, advance)
     await doorbell.ring(session_id, 0, runs=True)
     return session_id, lease
 

@@ -170,8 +170,10 @@ class DjangoEventStore:
 
     # -- the protocol ---------------------------------------------------------------------
 
-    async def create_session(self, session_id: str, workflow: str, node_input: Any) -> None:
-        await self._in_thread(self.create_session_sync, session_id, workflow, node_input)
+    async def create_session(
+        self, session_id: str, workflow: str, node_input: Any, *, version: str | None = None
+    ) -> None:
+        await self._in_thread(self.create_session_sync, session_id, workflow, node_input, version)
         await doorbell.ring(session_id, 0, runs=True)
 
     async def append(self, session_id: str, events: Sequence[Event], *, expected_seq: int) -> int:
@@ -239,7 +241,9 @@ class DjangoEventStore:
             return LeaseLostError(session_id, lease.owner, lease.epoch)
         return ConcurrencyError(session_id, expected_seq if expected_seq is not None else -1, row["last_seq"])
 
-    def create_session_sync(self, session_id: str, workflow: str, node_input: Any) -> None:
+    def create_session_sync(
+        self, session_id: str, workflow: str, node_input: Any, version: str | None = None
+    ) -> None:
         lease = self.lease
         with transaction.atomic():
             if lease is not None and lease.session_id == session_id:
@@ -248,7 +252,9 @@ class DjangoEventStore:
                     return
             try:
                 with transaction.atomic():
-                    Session.objects.create(id=session_id, workflow=workflow, input=node_input)
+                    Session.objects.create(
+                        id=session_id, workflow=workflow, version=version or "", input=node_input
+                    )
             except IntegrityError:
                 raise SessionExistsError(session_id) from None
 
@@ -438,6 +444,7 @@ class DjangoEventStore:
             input=row.input,
             created_at=row.created_at.timestamp(),
             updated_at=row.updated_at.timestamp(),
+            version=row.version or None,
         )
 
     def set_status_sync(self, session_id: str, status: str) -> int:

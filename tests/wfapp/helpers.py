@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from wfapp.models import Session
 
@@ -43,3 +44,13 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     }
     env.update(extra)
     return env
+
+
+def deploy(settings: Any, *versions: str) -> None:
+    """Register the demos and these versions of ``tests.wfapp.versioned`` (the last listed is newest)."""
+    from django.conf import settings as defaults
+
+    from tests.wfapp.versioned import PATHS
+
+    demos = [path for path in defaults.WFAPP_WORKFLOWS if path.startswith("wfapp.demos.")]
+    settings.WFAPP_WORKFLOWS = [*demos, *(PATHS[name] for name in versions)]

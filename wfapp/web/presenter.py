@@ -19,7 +19,7 @@ from wfapp import permissions
 from wfapp.models import Event as EventRow
 from wfapp.models import Interrupt, InterruptStatus, RunStatus, Session
 from wfapp.permissions import can_answer
-from wfapp.registry import all_workflows
+from wfapp.registry import all_versions, all_workflows
 from wfapp.web import counts, queries
 from wfapp.web.graph_svg import render_graph
 from wfapp.web.readable import Row, answer_summary, pretty, preview, rows
@@ -186,7 +186,10 @@ def run_graph(
     session: Session, expanded: frozenset[str] = frozenset(), status: list[tuple[str, str]] | None = None
 ) -> SafeString:
     """The run's graph with every node's live status (the SVG escapes all text itself)."""
-    workflow = all_workflows().get(session.workflow)
+    # The graph of the run's own version; the newest when that one is not registered here.
+    workflow = all_versions().get(session.workflow, {}).get(session.version) or all_workflows().get(
+        session.workflow
+    )
     if workflow is None:
         return mark_safe("")
     statuses, children = node_statuses(queries.status_rows(session.pk) if status is None else status)

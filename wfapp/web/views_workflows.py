@@ -13,7 +13,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from wfapp import services
+from wfapp import services, versions
 from wfapp.errors import InputValidationError, NotPermitted, UnknownWorkflowError
 from wfapp.permissions import can_start, check_start
 from wfapp.registry import all_workflows
@@ -36,6 +36,7 @@ def _card(workflow: Any, user: Any, data: Any = None) -> dict[str, Any]:
         "start_url": reverse("workflow-start", args=[workflow.name]),
         "url": reverse("workflow", args=[workflow.name]),
         "nodes": len(describe.get("nodes") or []),
+        "version": workflow.version,
     }
 
 
@@ -54,12 +55,19 @@ def workflows(request: HttpRequest) -> HttpResponse:
     return render(request, "wfapp/workflows.html", context)
 
 
+# Open runs whose replay check the workflow page shows (the newest first); the CLI checks all.
+CHECKED_RUNS = 50
+
+
 @require_GET
 @login_required
 def workflow(request: HttpRequest, name: str) -> HttpResponse:
     context = {
         "card": _card(_workflow(name), request.user),
         "pending_count": queries.pending_count(request.user),
+        "versions": versions.open_counts(name),
+        "checks": versions.check_runs(name, limit=CHECKED_RUNS),
+        "checked_limit": CHECKED_RUNS,
     }
     return render(request, "wfapp/workflow.html", context)
 

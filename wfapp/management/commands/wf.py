@@ -7,8 +7,10 @@
 server leaves it alone) and return once it waits or ends. With ``WFAPP_RUNTIME=workers`` they
 hand the run to the worker processes instead and wait for them (``--no-wait``: return at
 once). ``worker`` runs a worker process, ``workers`` shows which worker holds which run,
-``health`` checks what a probe needs. Bad input exits non-zero with a message on stderr and
-writes nothing; so does a database that is not migrated yet.
+``health`` checks what a probe needs. ``replay-check`` replays the logs of open runs on the
+registered code (executing nothing) and exits non-zero when one would not resume; ``export``
+writes a run's log as JSON for ``engine.replay_check``. Bad input exits non-zero with a message
+on stderr and writes nothing; so does a database that is not migrated yet.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -24,12 +27,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
 from engine.errors import InterruptAlreadyAnswered, UnknownInterruptError
-from wfapp import audit, services
+from wfapp import audit, services, versions
 from wfapp.checks import migration_problem
-from wfapp.errors import BadRequest, PayloadTooLargeError
+from wfapp.errors import BadRequest, PayloadTooLargeError, UnknownWorkflowError
 from wfapp.inputs import parse_json
 from wfapp.models import AttemptOutcome
-from wfapp.registry import all_workflows
+from wfapp.registry import all_versions, all_workflows
 from wfapp.reports import run_report
 from wfapp.runtime import Runtime
 from wfapp.store import close_connections
@@ -85,8 +88,18 @@ class Command(BaseCommand):
             "health", help="check database, migrations, workers; non-zero when unhealthy"
         )
         probe.add_argument("--require-workers", action="store_true", help="no live worker is unhealthy")
+        check = actions.add_parser(
+            "replay-check", help="replay open runs on the registered code; exit 1 if one would not resume"
+        )
+        check.add_argument("--workflow", help="only the runs of this workflow")
+        check.add_argument("--all", action="store_true", help="also check a sample of finished runs")
+        check.add_argument("--sample", type=int, default=50, help="how many finished runs --all checks")
+        export = actions.add_parser("export", help="write a run's log as JSON (a recorded log for tests)")
+        export.add_argument("run")
+        export.add_argument("--output", "-o", help="the file to write (default: standard output)")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        self.failure: str | None = None  # set by an action whose report means a non-zero exit
         if options["action"] == "token":
             self._token(options)  # the token itself on stdout, not JSON: it is what you copy
             return
@@ -107,6 +120,8 @@ class Command(BaseCommand):
                 raise
             raise CommandError(problem) from None
         self.stdout.write(json.dumps(report, indent=2, default=str))
+        if self.failure:
+            raise CommandError(self.failure)
         if options["action"] == "health" and not report["healthy"]:
             sys.exit(1)
 
@@ -124,7 +139,7 @@ class Command(BaseCommand):
 
     async def _dispatch(self, options: dict[str, Any]) -> Any:
         try:
-            return await getattr(self, "_" + options["action"])(options)
+            return await getattr(self, "_" + options["action"].replace("-", "_"))(options)
         finally:
             await close_connections()
 
@@ -134,6 +149,8 @@ class Command(BaseCommand):
                 "name": name,
                 "description": wf.describe().get("description", ""),
                 "input_schema": wf.input_schema,
+                "version": wf.version,
+                "versions": list(all_versions()[name]),
             }
             for name, wf in all_workflows().items()
         ]
@@ -223,6 +240,38 @@ class Command(BaseCommand):
 
     async def _health(self, options: dict[str, Any]) -> Any:
         return await sync_to_async(health.health_report)(require_workers=options["require_workers"])
+
+    async def _replay_check(self, options: dict[str, Any]) -> Any:
+        workflow = options.get("workflow")
+        if workflow and workflow not in all_versions():
+            raise UnknownWorkflowError(workflow, sorted(all_versions()))
+        if options["sample"] < 0:
+            raise CommandError("--sample must be 0 or more")
+        finished = options["sample"] if options["all"] else 0
+        checks = await sync_to_async(versions.check_runs)(workflow, finished=finished)
+        failing = [check for check in checks if not check.ok]
+        if failing:
+            self.failure = (
+                f"{len(failing)} of {len(checks)} runs would not resume on this code: "
+                + "; ".join(f"{check.run}: {check.detail}" for check in failing[:5])
+            )
+        return {
+            "checked": len(checks),
+            "replays": len(checks) - len(failing),
+            "failing": len(failing),
+            "runs": [check.as_dict() for check in checks],
+        }
+
+    async def _export(self, options: dict[str, Any]) -> Any:
+        recorded = await sync_to_async(versions.export_run)(options["run"])
+        if not options.get("output"):
+            return recorded
+        path = Path(options["output"])
+        try:
+            path.write_text(json.dumps(recorded, indent=1) + "\n")
+        except OSError as error:
+            raise CommandError(f"Cannot write {path}: {error.strerror}") from None
+        return {"run": recorded["session_id"], "written": str(path), "events": len(recorded["events"])}
 
 
 async def _answer_value(options: dict[str, Any], user: Any) -> Any:
