@@ -13,6 +13,7 @@ from .events import ErrorInfo, Event, Interrupt, RequestInput
 from .nodes import BaseNode, Returned, as_node
 from .outcome import Outcome, checked_route, split_group
 from .replay import Action, NodeRecord, ReplayIndex, answers_as_output, decide
+from .limits import check_text, check_value, safe_text
 from .values import json_schema, to_json
 from .writer import LogWriter, draft
 
@@ -99,7 +100,7 @@ class SessionRun:
             output = node.check_output(answers)
         except WorkflowError as error:
             self.failures[id(error)] = (error, path)
-            info = ErrorInfo(type=type(error).__name__, message=str(error))
+            info = ErrorInfo(type=type(error).__name__, message=safe_text(str(error)))
             await self.writer.write(draft("error", path, author, error=info))
             return Outcome("failed", error=error)
         await self.writer.write(draft("completed", path, author, output=answers, output_for=targets))
@@ -270,6 +271,10 @@ class SessionRun:
             response_schema = json_schema(schema)
             if response_schema is not None:
                 check_schema(response_schema, f"The response_schema asked by node {ex.path}")
+                check_value(response_schema, f"The response_schema asked by node {ex.path}")
+            check_text(interrupt_id, f"The interrupt id asked by node {ex.path}")
+            if message is not None:
+                check_text(message, f"The message asked by node {ex.path}")
             interrupt = Interrupt(
                 id=interrupt_id,
                 node_path=ex.path,
@@ -285,7 +290,7 @@ class SessionRun:
                 drafts[0]["state"] = to_json(delta, f"The state written by node {ex.path}")
             await self.writer.write(*drafts)
         elif delta:
-            await self.writer.write(draft("state", ex.path, ex.author, state=to_json(delta, ex.path)))
+            await self.writer.write(draft("state", ex.path, ex.author, state=to_json(delta, f"The state written by node {ex.path}")))
 
     def _ending(self, ex: Execution) -> tuple[dict[str, Any] | None, Outcome]:
         """The event that ends an execution (if any) and its outcome; raises if unstorable."""
@@ -308,7 +313,7 @@ class SessionRun:
         if self.failure_path(error) is not None:
             return  # a child already wrote this error at its own path
         self.failures[id(error)] = (error, ex.path)
-        info = ErrorInfo(type=type(error).__name__, message=str(error))
+        info = ErrorInfo(type=type(error).__name__, message=safe_text(str(error)))
         await self.writer.write(draft("error", ex.path, ex.author, error=info))
 
     # -- dynamic children -----------------------------------------------------------

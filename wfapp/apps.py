@@ -1,4 +1,4 @@
-"""The wfapp Django app: registers the workflow system checks."""
+"""The wfapp Django app: registers the workflow system checks and applies the engine's limits."""
 
 from __future__ import annotations
 
@@ -11,4 +11,10 @@ class WfappConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.core.signals import setting_changed
+
         from . import checks  # noqa: F401  (registers the checks)
+        from .inputs import apply_limits, limits_changed
+
+        apply_limits()
+        setting_changed.connect(limits_changed)
