@@ -10,10 +10,10 @@ from .answers import check_schema
 from .context import Context, Execution, State
 from .errors import NodeInterruptedError, NodeTimeoutError, NodeUsageError, RuleViolation, WorkflowError
 from .events import ErrorInfo, Event, Interrupt, RequestInput
+from .limits import check_text, check_value, safe_text
 from .nodes import BaseNode, Returned, as_node
 from .outcome import Outcome, checked_route, split_group
 from .replay import Action, NodeRecord, ReplayIndex, answers_as_output, decide
-from .limits import check_text, check_value, safe_text
 from .values import json_schema, to_json
 from .writer import LogWriter, draft
 
@@ -290,7 +290,11 @@ class SessionRun:
                 drafts[0]["state"] = to_json(delta, f"The state written by node {ex.path}")
             await self.writer.write(*drafts)
         elif delta:
-            await self.writer.write(draft("state", ex.path, ex.author, state=to_json(delta, f"The state written by node {ex.path}")))
+            await self.writer.write(
+                draft(
+                    "state", ex.path, ex.author, state=to_json(delta, f"The state written by node {ex.path}")
+                )
+            )
 
     def _ending(self, ex: Execution) -> tuple[dict[str, Any] | None, Outcome]:
         """The event that ends an execution (if any) and its outcome; raises if unstorable."""

@@ -23,11 +23,11 @@ from .errors import (
 )
 from .events import Answer, ErrorInfo, Event, Interrupt
 from .execution import SessionRun
+from .limits import check_input, safe_text
 from .memory import InMemoryEventStore
 from .outcome import Outcome
 from .replay import ReplayIndex
 from .store import FINAL_STATUSES, EventStore, SessionInfo
-from .limits import check_input, safe_text
 from .values import to_json
 from .workflow import Workflow
 from .writer import LogWriter, draft
@@ -185,7 +185,9 @@ class Runner:
         loaded = await self._unread(session_id)
         self._check_open(loaded)
         info = ErrorInfo(type=type(error).__name__, message=safe_text(str(error)))
-        await loaded.writer.write(draft("status", self._root, self.workflow.name, status="failed", error=info))
+        await loaded.writer.write(
+            draft("status", self._root, self.workflow.name, status="failed", error=info)
+        )
         loaded.writer.seal()
         await self.store.set_status(session_id, "failed")
         return RunResult(session_id, "failed", error=info.message, error_type=info.type)

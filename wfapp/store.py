@@ -147,7 +147,9 @@ def _adapt(column: str, value: Any) -> Any:
     return field.get_db_prep_save(value, connection)
 
 
-def _unreadable(session_id: str, after_seq: int, rows: list[str], error: ValidationError) -> UnreadableLogError:
+def _unreadable(
+    session_id: str, after_seq: int, rows: list[str], error: ValidationError
+) -> UnreadableLogError:
     """Say which event of a log that does not parse is the first one that cannot be read, and why."""
     for seq, text in enumerate(rows, start=after_seq + 1):  # seqs have no gaps
         try:
