@@ -115,7 +115,7 @@ class InvalidInputError(CallerError):
 class ValueLimitError(CallerError):
     """A value a caller sent breaks a limit of the event log (``engine.limits``); nothing was written.
 
-    ``rule`` is ``"depth"``, ``"size"`` or ``"character"`` (a NUL, an unpaired surrogate); ``path`` says where in the value (keys and
+    ``rule`` is ``"depth"``, ``"size"`` or ``"character"`` (a NUL, an unpaired surrogate), ``"number"`` (NaN, Infinity); ``path`` says where in the value (keys and
     indexes), ``field`` the same as a dotted path ("" for the whole value).
     """
 

@@ -10,7 +10,7 @@ from .answers import check_schema
 from .context import Context, Execution, State
 from .errors import NodeInterruptedError, NodeTimeoutError, NodeUsageError, RuleViolation, WorkflowError
 from .events import ErrorInfo, Event, Interrupt, RequestInput
-from .limits import check_text, check_value, safe_text
+from .limits import check_id, check_text, check_value, safe_text
 from .nodes import BaseNode, Returned, as_node
 from .outcome import Outcome, checked_route, split_group
 from .replay import Action, NodeRecord, ReplayIndex, answers_as_output, decide
@@ -272,7 +272,7 @@ class SessionRun:
             if response_schema is not None:
                 check_schema(response_schema, f"The response_schema asked by node {ex.path}")
                 check_value(response_schema, f"The response_schema asked by node {ex.path}")
-            check_text(interrupt_id, f"The interrupt id asked by node {ex.path}")
+            check_id(interrupt_id, f"The interrupt id asked by node {ex.path}")
             if message is not None:
                 check_text(message, f"The message asked by node {ex.path}")
             interrupt = Interrupt(

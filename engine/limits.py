@@ -17,6 +17,7 @@ alike everywhere.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -27,7 +28,7 @@ DEFAULT_MAX_DEPTH = 64
 DEFAULT_MAX_INPUT_BYTES = 64 * 1024
 DEFAULT_MAX_VALUE_BYTES = 16 * 1024 * 1024  # PostgreSQL's jsonb itself stops at 255 MB
 
-Rule = Literal["depth", "size", "character"]
+Rule = Literal["depth", "size", "character", "number"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +83,8 @@ class Breach:
             return f"{what} is nested {found} deep{at}; the limit is {self.limit} levels"
         if self.rule == "size":
             return f"{what} is {size_text(self.found or 0)} of JSON; the limit is {size_text(self.limit)}"
+        if self.rule == "number":
+            return f"{what} holds a number JSON cannot (NaN or Infinity){at}; use a finite number"
         return f"{what} contains {self.character}{at}, which cannot be stored; remove it"
 
 
@@ -138,7 +141,7 @@ def _path(link: _Link) -> tuple[str | int, ...]:
 
 
 def find_breach(value: Any, *, max_depth: int, max_bytes: int) -> Breach | None:
-    """The first limit ``value`` breaks: too deep, then a character that cannot be stored, then too large.
+    """The first limit ``value`` breaks: too deep, a character or number no database stores, too large.
 
     Size is that of the value's compact JSON text in UTF-8 (escapes not counted). The walk is
     iterative, so a value nested far past Python's recursion limit is measured too.
@@ -146,6 +149,7 @@ def find_breach(value: Any, *, max_depth: int, max_bytes: int) -> Breach | None:
     deepest, size = 0, 0
     too_deep: list[_Link] = []  # where the first breach is, once found
     bad: list[tuple[_Link, str]] = []  # where the first text that cannot be stored is, and it
+    odd: list[_Link] = []  # where the first number JSON cannot hold is
     stack: list[tuple[Any, int, _Link]] = [(value, 0, None)]
     while stack:
         item, depth, link = stack.pop()
@@ -158,6 +162,8 @@ def find_breach(value: Any, *, max_depth: int, max_bytes: int) -> Breach | None:
             size += text_size + 2
             continue
         if not isinstance(item, dict | list | tuple):
+            if type(item) is float and not math.isfinite(item) and not odd:
+                odd.append(link)  # JSON has no NaN or Infinity: the databases refuse them
             size += _scalar_size(item)
             continue
         depth += 1
@@ -182,6 +188,8 @@ def find_breach(value: Any, *, max_depth: int, max_bytes: int) -> Breach | None:
         return Breach("depth", max_depth, deepest, _path(too_deep[0]))
     if bad:
         return Breach("character", 0, None, _path(bad[0][0]), _bad_character(bad[0][1]))
+    if odd:
+        return Breach("number", 0, None, _path(odd[0]))
     if size > max_bytes:
         return Breach("size", max_bytes, size)
     return None
@@ -215,6 +223,19 @@ def check_text(text: str, what: str) -> None:
     """``check_value`` for a string a node writes (a message, an interrupt id)."""
     if not text.isascii() or "\x00" in text or len(text) > _current.max_value_bytes // 4:
         check_value(text, what)
+
+
+ID_CHARS = 200  # interrupt ids and actors' names: the database's columns hold this many
+
+
+def check_id(text: str, what: str, *, caller: bool = False) -> None:
+    """Refuse an id or name the database cannot keep (too long, a NUL, an unpaired surrogate)."""
+    if len(text) > ID_CHARS:
+        message = f"{what} is {len(text)} characters long; the limit is {ID_CHARS}"
+        if caller:
+            raise ValueLimitError(message, what, "size", ID_CHARS, len(text))
+        raise WorkflowError(message)
+    (check_input if caller else check_value)(text, what)
 
 
 def safe_text(text: str) -> str:

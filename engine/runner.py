@@ -23,7 +23,7 @@ from .errors import (
 )
 from .events import Answer, ErrorInfo, Event, Interrupt
 from .execution import SessionRun
-from .limits import check_input, safe_text
+from .limits import check_id, safe_text
 from .memory import InMemoryEventStore
 from .outcome import Outcome
 from .replay import ReplayIndex
@@ -225,7 +225,7 @@ class Runner:
         """Check every answer (pending, storable, valid) and build its event; raise caller errors."""
         index, session_id = loaded.index, loaded.info.session_id
         if actor is not None:
-            check_input(actor, "The actor's name")
+            check_id(actor, "The actor's name", caller=True)
         for interrupt_id in answers:
             if interrupt_id in index.pending:
                 continue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from collections.abc import Callable
@@ -15,8 +16,7 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 from .errors import WorkflowError
 from .limits import check_input, check_value, too_deep
 
-_PLAIN = (str, int, float, bool, type(None))
-_NUMBERS = (int, float, bool, type(None))
+_SCALARS = (int, bool, type(None))
 _SHORT = 1024  # shorter plain values are under every limit by construction
 
 
@@ -28,9 +28,11 @@ def to_json(value: Any, what: str, *, caller: bool = False) -> Any:
     ``ValueLimitError`` instead, a caller error.
     """
     kind = type(value)
-    if kind in _PLAIN and (kind is not str or ("\x00" not in value and len(value) < _SHORT)):
+    if kind in _SCALARS or (kind is float and math.isfinite(value)):
         return value
-    if kind is list and all(type(item) in _NUMBERS for item in value) and len(value) < _SHORT:
+    if kind is str and value.isascii() and "\x00" not in value and len(value) < _SHORT:
+        return value
+    if kind is list and len(value) < _SHORT and all(type(item) in _SCALARS for item in value):
         return value
     check = check_input if caller else check_value
     try:

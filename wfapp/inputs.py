@@ -29,6 +29,10 @@ def limits_changed(*, setting: str, **kwargs: Any) -> None:
         apply_limits()
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON: use a finite number or null")
+
+
 def parse_json(raw: str | bytes, what: str = "the answer", limit: int | None = None) -> Any:
     """Parse JSON text, refusing it *before* parsing when it is over the size limit.
 
@@ -41,7 +45,7 @@ def parse_json(raw: str | bytes, what: str = "the answer", limit: int | None = N
     if size > limit:
         raise PayloadTooLargeError(name, size, limit)
     try:
-        value = json.loads(raw)
+        value = json.loads(raw, parse_constant=_no_constant)
     except RecursionError:
         raise limits.too_deep(name, caller=True) from None
     except (ValueError, UnicodeDecodeError) as exc:
