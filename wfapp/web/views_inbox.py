@@ -125,7 +125,8 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
         return notice(request, message, status=409, kind="conflict", target=target)
     except ValueLimitError as refused:
         if refused.rule == "size":
-            return notice(request, f"{refused}. Shorten it and send it again.", status=413, target=target)
+            message = f"{refused}. Shorten it and send it again."
+            return notice(request, message, status=413, target=f"#answer-{target[1:]}", swap="afterbegin")
         return _invalid(request, _with_error(ask, refused))
     except UnknownWorkflowError as gone:
         return notice(request, _workflow_gone(gone), status=410, kind="conflict", target=target)
