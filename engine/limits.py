@@ -144,46 +144,46 @@ def find_breach(value: Any, *, max_depth: int, max_bytes: int) -> Breach | None:
     """The first limit ``value`` breaks: too deep, a character or number no database stores, too large.
 
     Size is that of the value's compact JSON text in UTF-8 (escapes not counted). The walk is
-    iterative, so a value nested far past Python's recursion limit is measured too.
+    iterative, so a value nested far past Python's recursion limit is measured too; scalars are
+    measured in place and only containers go on the stack (this runs for every node output).
     """
     deepest, size = 0, 0
     too_deep: list[_Link] = []  # where the first breach is, once found
     bad: list[tuple[_Link, str]] = []  # where the first text that cannot be stored is, and it
-    odd: list[_Link] = []  # where the first number JSON cannot hold is
+    odd: list[_Link] = []  # where the first number JSON cannot hold (NaN, Infinity) is
     stack: list[tuple[Any, int, _Link]] = [(value, 0, None)]
     while stack:
         item, depth, link = stack.pop()
-        if isinstance(item, str):
-            text_size = _text_size(item)
-            if text_size is None:
-                if not bad:
-                    bad.append((link, item))
-                continue
-            size += text_size + 2
-            continue
-        if not isinstance(item, dict | list | tuple):
-            if type(item) is float and not math.isfinite(item) and not odd:
-                odd.append(link)  # JSON has no NaN or Infinity: the databases refuse them
-            size += _scalar_size(item)
+        if isinstance(item, dict):
+            children: Any = item.items()
+        elif isinstance(item, list | tuple):
+            children = enumerate(item)
+        else:
+            size += _leaf(item, link, bad, odd)
             continue
         depth += 1
         if depth > deepest:
             deepest = depth
             if depth > max_depth and not too_deep:
                 too_deep.append(link)
-        size += 2 + max(len(item) - 1, 0)
-        if isinstance(item, dict):
-            for key, child in item.items():
-                name = key if isinstance(key, str) else str(key)
-                key_size = _text_size(name)
-                if key_size is None:
-                    if not bad:
-                        bad.append(((link, name), name))
-                    key_size = 0
-                size += key_size + 3
-                stack.append((child, depth, (link, name)))
-        else:
-            stack.extend((child, depth, (link, n)) for n, child in enumerate(item))
+        size += 1 + len(item)
+        keyed = isinstance(item, dict)
+        for key, child in children:
+            if keyed:
+                if type(key) is str and key.isascii() and "\x00" not in key:
+                    size += len(key) + 3
+                else:
+                    key = key if isinstance(key, str) else str(key)
+                    size += _leaf(key, (link, key), bad, odd) + 1
+            kind = type(child)
+            if kind is str and child.isascii() and "\x00" not in child:
+                size += len(child) + 2
+            elif kind is int:
+                size += child.bit_length() * 3 // 10 + 2  # its decimal digits, give or take one
+            elif kind is bool or child is None:
+                size += 5
+            else:  # a container, or a float or a non-ASCII text (measured when popped)
+                stack.append((child, depth, (link, key)))
     if too_deep:
         return Breach("depth", max_depth, deepest, _path(too_deep[0]))
     if bad:
@@ -193,6 +193,20 @@ def find_breach(value: Any, *, max_depth: int, max_bytes: int) -> Breach | None:
     if size > max_bytes:
         return Breach("size", max_bytes, size)
     return None
+
+
+def _leaf(item: Any, link: _Link, bad: list[tuple[_Link, str]], odd: list[_Link]) -> int:
+    """The JSON size of a scalar; note where it cannot be stored."""
+    if isinstance(item, str):
+        text_size = _text_size(item)
+        if text_size is None:
+            if not bad:
+                bad.append((link, item))
+            return 0
+        return text_size + 2
+    if type(item) is float and not math.isfinite(item) and not odd:
+        odd.append(link)  # JSON has no NaN or Infinity: the databases refuse them
+    return _scalar_size(item)
 
 
 def check_input(value: Any, what: str) -> None:

@@ -190,7 +190,9 @@ async def test_a_node_value_the_log_cannot_keep_fails_the_node(step: Any, name: 
 
 async def test_a_node_value_over_the_size_limit_fails_the_node() -> None:
     limits.configure(max_value_bytes=1000)
-    result = await Runner(Workflow(name="w", edges=[(START, node(lambda x: "y" * 2000, name="big"))])).run(None)
+    result = await Runner(Workflow(name="w", edges=[(START, node(lambda x: "y" * 2000, name="big"))])).run(
+        None
+    )
     assert result.status == "failed"
     assert "The output of node w@1/big@1 is 2 KB of JSON; the limit is 1000 bytes" in (result.error or "")
 
@@ -200,7 +202,9 @@ async def test_an_exception_message_with_a_nul_is_kept_escaped() -> None:
         raise RuntimeError("bad byte \x00 here")
 
     store = InMemoryEventStore()
-    result = await Runner(Workflow(name="w", edges=[(START, node(breaks, name="breaks"))]), store=store).run(None)
+    result = await Runner(Workflow(name="w", edges=[(START, node(breaks, name="breaks"))]), store=store).run(
+        None
+    )
     assert result.status == "failed" and "bad byte \\u0000 here" in (result.error or "")
     assert "\x00" not in read_back(store, result.session_id)[-1].model_dump_json()
 
@@ -211,7 +215,9 @@ async def test_an_exception_message_with_a_nul_is_kept_escaped() -> None:
 class ForgetfulStore(InMemoryEventStore):
     """A store whose stored log no longer parses (as rows written before the limit existed)."""
 
-    broken: set[str] = set()
+    def __init__(self) -> None:
+        super().__init__()
+        self.broken: set[str] = set()
 
     async def list_events(self, session_id: str, after_seq: int = 0) -> list[Event]:
         if session_id in self.broken and after_seq == 0:

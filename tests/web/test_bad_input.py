@@ -54,7 +54,9 @@ def test_a_start_form_json_field_nested_20000_deep_is_a_field_error(operator_cli
     assert not Session.objects.exists()
 
 
-def test_an_answer_json_field_too_deep_for_the_log_is_a_field_error(operator_client: Client, start_run) -> None:
+def test_an_answer_json_field_too_deep_for_the_log_is_a_field_error(
+    operator_client: Client, start_run
+) -> None:
     row = free_question(start_run)
     before = written()
     data = {"f.note": "fine", "f.data": str(nest(250))}
@@ -68,10 +70,12 @@ def test_an_answer_json_field_too_deep_for_the_log_is_a_field_error(operator_cli
 
 
 @pytest.mark.parametrize("field", ["f.note", "f.data"])
-def test_a_nul_in_an_answer_is_a_field_error_on_every_database(operator_client: Client, start_run, field) -> None:
+def test_a_nul_in_an_answer_is_a_field_error_on_every_database(
+    operator_client: Client, start_run, field
+) -> None:
     row = free_question(start_run)
     before = written()
-    data = {"f.note": "fine", "f.data": "{}", field: 'a\x00b' if field == "f.note" else '{"x": "a\\u0000b"}'}
+    data = {"f.note": "fine", "f.data": "{}", field: "a\x00b" if field == "f.note" else '{"x": "a\\u0000b"}'}
     response = operator_client.post(reverse("answer", args=[row.pk]), data, **HX)
     assert response.status_code == 422
     html = response.content.decode()
@@ -111,7 +115,9 @@ ARABIC = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
         pytest.param(lambda pk: f" {pk}", id="space"),
     ],
 )
-def test_a_bulk_id_that_is_not_an_id_is_400_and_answers_nothing(operator_client: Client, start_run, make_id) -> None:
+def test_a_bulk_id_that_is_not_an_id_is_400_and_answers_nothing(
+    operator_client: Client, start_run, make_id
+) -> None:
     row = pending(start_run())[0]
     before = written()
     ids = [str(row.pk), make_id(row.pk)]

@@ -20,7 +20,9 @@ class Notes(BaseModel):
 
 @node(rerun_on_resume=False)
 async def ask_free(node_input: Notes):  # type: ignore[no-untyped-def]
-    yield RequestInput(interrupt_id="free", message=f"Notes on {node_input.title}?", response_schema=FREE_ANSWER)
+    yield RequestInput(
+        interrupt_id="free", message=f"Notes on {node_input.title}?", response_schema=FREE_ANSWER
+    )
 
 
 def keep(node_input: Any) -> Any:

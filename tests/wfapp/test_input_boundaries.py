@@ -83,7 +83,9 @@ def write_unreadable_answer(session_id: str, depth: int = 250) -> None:
     Session.objects.filter(pk=session_id).update(last_seq=seq)
 
 
-async def test_a_run_whose_log_cannot_be_read_fails_visibly_once(engine_runtime: Runtime, alice: User) -> None:
+async def test_a_run_whose_log_cannot_be_read_fails_visibly_once(
+    engine_runtime: Runtime, alice: User
+) -> None:
     session_id = await services.start_run("approval", {"n": 1}, user=alice)
     await settled(session_id, "waiting")
     await sync_to_async(write_unreadable_answer)(session_id)
@@ -124,7 +126,9 @@ async def test_characters_no_database_keeps_are_refused_alike(alice: User, value
     with pytest.raises(ValueLimitError, match="at comment"):
         await services.answer_interrupt(session_id, "finance-approval", value, user=alice)
     with pytest.raises(ValueLimitError, match="The workflow input contains"):
-        await services.create_run("expense_approval", {**EXPENSE, "description": value["comment"]}, user=alice)
+        await services.create_run(
+            "expense_approval", {**EXPENSE, "description": value["comment"]}, user=alice
+        )
     assert await sync_to_async(written)() == before
 
 
@@ -148,7 +152,8 @@ async def test_the_deepest_allowed_output_reads_back_from_this_database(
     assert run.output == {"deep": nest(limits.READABLE_DEPTH - 1)}
     events = await DjangoEventStore().list_events(session_id)
     assert events[-1].output == run.output
-    assert (await sync_to_async(wf, thread_sensitive=False)("show", session_id, "--events"))["events"][-1]["output"] == run.output
+    shown = await sync_to_async(wf, thread_sensitive=False)("show", session_id, "--events")
+    assert shown["events"][-1]["output"] == run.output
 
 
 async def test_a_node_output_past_the_limit_fails_the_node_and_the_log_stays_readable(
@@ -170,11 +175,13 @@ async def test_a_node_output_past_the_limit_fails_the_node_and_the_log_stays_rea
 def test_the_depth_setting_is_the_engines_limit(settings: Any, transactional_db: None) -> None:
     settings.WFAPP_MAX_JSON_DEPTH = 3
     assert limits.current().max_depth == 3
-    with pytest.raises(ValueLimitError, match=r"nested 4 levels deep \(at extra.0.0\); the limit is 3 levels"):
+    with pytest.raises(
+        ValueLimitError, match=r"nested 4 levels deep \(at extra.0.0\); the limit is 3 levels"
+    ):
         async_to_sync(services.create_run)("expense_approval", {**EXPENSE, "extra": [[[]]]})
     settings.WFAPP_MAX_ANSWER_BYTES = 100
     assert limits.current().max_input_bytes == 100
-    with pytest.raises(ImproperlyConfigured, match="WFAPP_MAX_JSON_DEPTH.*between 1 and 190"):
+    with pytest.raises(ImproperlyConfigured, match=r"WFAPP_MAX_JSON_DEPTH.*between 1 and 190"):
         settings.WFAPP_MAX_JSON_DEPTH = limits.READABLE_DEPTH + 1
     apply_limits()  # what the app does at start-up
     assert limits.current().max_depth == 3
