@@ -52,16 +52,20 @@ def wf(*args: str) -> Any:
     return json.loads(out.getvalue())
 
 
-async def waiting_expense(alice: User) -> str:
+async def run_here(workflow: str, node_input: Any, user: Any = None) -> tuple[str, Any]:
+    """Start a run and execute it in this process until it waits or ends; its id and result."""
     engine = Runtime(sweep=False)
-    session_id, lease = await services.create_run("expense_approval", EXPENSE, user=alice, owner=engine.owner)
+    session_id, lease = await services.create_run(workflow, node_input, user=user, owner=engine.owner)
     assert lease is not None
     await engine.start()
     try:
-        await engine.drive(lease)
+        return session_id, await engine.drive(lease)
     finally:
         await engine.stop()
-    return session_id
+
+
+async def waiting_expense(alice: User) -> str:
+    return (await run_here("expense_approval", EXPENSE, alice))[0]
 
 
 # -- a log that cannot be read --------------------------------------------------------------------
@@ -136,17 +140,8 @@ async def test_the_deepest_allowed_output_reads_back_from_this_database(
     settings: Any, limit_flows: None, transactional_db: None
 ) -> None:
     settings.WFAPP_MAX_JSON_DEPTH = limits.READABLE_DEPTH
-    engine = Runtime(sweep=False)
     # {"deep": [...]}: the dict is one level, so the list may be READABLE_DEPTH - 1 deep.
-    session_id, lease = await services.create_run(
-        "nesting", {"depth": limits.READABLE_DEPTH - 1}, owner=engine.owner
-    )
-    assert lease is not None
-    await engine.start()
-    try:
-        result = await engine.drive(lease)
-    finally:
-        await engine.stop()
+    session_id, result = await run_here("nesting", {"depth": limits.READABLE_DEPTH - 1})
     assert result is not None and result.status == "completed", (connection.vendor, result)
     run = await Session.objects.aget(pk=session_id)
     assert run.output == {"deep": nest(limits.READABLE_DEPTH - 1)}
@@ -159,14 +154,7 @@ async def test_the_deepest_allowed_output_reads_back_from_this_database(
 async def test_a_node_output_past_the_limit_fails_the_node_and_the_log_stays_readable(
     limit_flows: None, transactional_db: None
 ) -> None:
-    engine = Runtime(sweep=False)
-    session_id, lease = await services.create_run("nesting", {"depth": 300}, owner=engine.owner)
-    assert lease is not None
-    await engine.start()
-    try:
-        result = await engine.drive(lease)
-    finally:
-        await engine.stop()
+    session_id, result = await run_here("nesting", {"depth": 300})
     assert result is not None and result.status == "failed"
     assert "The output of node nesting@1/make@1 is nested 301 levels deep" in (result.error or "")
     assert (await DjangoEventStore().list_events(session_id))[-1].status == "failed"
