@@ -166,6 +166,11 @@ def test_inbox_and_runs_filters_never_fail(operator_client: Client, start_run, q
     assert operator_client.get(reverse("runs"), query).status_code == 200
 
 
+def test_a_run_address_with_a_nul_is_404(operator_client: Client) -> None:
+    assert operator_client.get("/runs/a%00b/").status_code == 404
+    assert operator_client.get("/runs/a%00b/events/").status_code == 404
+
+
 # -- properties: whatever is posted, a clear answer, and a refusal writes nothing ---------------------
 
 TEXT = st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=30)

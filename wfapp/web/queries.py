@@ -166,6 +166,8 @@ def run_matches(session: Session, *, status: str = "", workflow: str = "", q: st
 
 
 def get_run(session_id: str) -> Session | None:
+    if "\x00" in session_id:  # no run has one, and PostgreSQL refuses to look it up
+        return None
     return Session.objects.select_related("created_by").filter(pk=session_id).first()
 
 
