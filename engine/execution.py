@@ -235,6 +235,7 @@ class SessionRun:
             output = item
         fields: dict[str, Any] = {}
         if message is not None and not ids:
+            check_text(message, f"The message of node {ex.path}")
             fields["message"] = message  # with interrupts it is their question instead
         if output is not None and not ex.delegated:
             ex.set_output(output)
