@@ -4,6 +4,7 @@
 - ``CallerError`` (a ``ValueError``): the caller asked for something impossible, such
   as an unknown session or an invalid answer. Nothing is written to the log.
 - ``WorkflowError``: a node or the workflow broke a runtime rule; the run fails.
+- ``UnreadableLogError``: a stored log cannot be read back; the run fails visibly.
 - ``InvariantError``: the engine itself is wrong.
 - ``NodeTimeoutError``: a node ran past its ``timeout``.
 
@@ -124,6 +125,31 @@ class InvalidInputError(CallerError):
     """The workflow input cannot be stored in the event log."""
 
 
+class ValueLimitError(CallerError):
+    """A value a caller sent breaks a limit of the event log (``engine.limits``); nothing was written.
+
+    ``rule`` is ``"depth"``, ``"size"`` or ``"character"`` (a NUL, an unpaired surrogate), ``"number"`` (NaN, Infinity); ``path`` says where in the value (keys and
+    indexes), ``field`` the same as a dotted path ("" for the whole value).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        what: str,
+        rule: str,
+        limit: int,
+        found: int | None = None,
+        path: tuple[str | int, ...] = (),
+    ) -> None:
+        self.what = what
+        self.rule = rule
+        self.limit = limit
+        self.found = found
+        self.path = path
+        self.field = ".".join(map(str, path))
+        super().__init__(message)
+
+
 class NoAnswersError(CallerError):
     """``resume`` on a waiting run was given no answers."""
 
@@ -136,6 +162,17 @@ class ConcurrencyError(EngineError):
         self.expected_seq = expected_seq
         self.actual_seq = actual_seq
         super().__init__(f"Session {session_id!r}: expected last seq {expected_seq}, found {actual_seq}")
+
+
+class UnreadableLogError(EngineError):
+    """A session's stored log cannot be read back (written before a limit existed, say)."""
+
+    def __init__(self, session_id: str, reason: str, seq: int | None = None) -> None:
+        self.session_id = session_id
+        self.reason = reason
+        self.seq = seq
+        where = f" at event {seq}" if seq is not None else ""
+        super().__init__(f"The event log of session {session_id!r} could not be read{where}: {reason}")
 
 
 class WorkflowError(EngineError):

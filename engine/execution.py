@@ -10,6 +10,7 @@ from .answers import check_schema
 from .context import Context, Execution, State
 from .errors import NodeInterruptedError, NodeTimeoutError, NodeUsageError, RuleViolation, WorkflowError
 from .events import ErrorInfo, Event, Interrupt, RequestInput
+from .limits import check_id, check_text, check_value, safe_text
 from .nodes import BaseNode, Returned, as_node
 from .outcome import Outcome, checked_route, split_group
 from .replay import Action, NodeRecord, ReplayIndex, answers_as_output, decide
@@ -99,7 +100,7 @@ class SessionRun:
             output = node.check_output(answers)
         except WorkflowError as error:
             self.failures[id(error)] = (error, path)
-            info = ErrorInfo(type=type(error).__name__, message=str(error))
+            info = ErrorInfo(type=type(error).__name__, message=safe_text(str(error)))
             await self.writer.write(draft("error", path, author, error=info))
             return Outcome("failed", error=error)
         await self.writer.write(draft("completed", path, author, output=answers, output_for=targets))
@@ -234,6 +235,7 @@ class SessionRun:
             output = item
         fields: dict[str, Any] = {}
         if message is not None and not ids:
+            check_text(message, f"The message of node {ex.path}")
             fields["message"] = message  # with interrupts it is their question instead
         if output is not None and not ex.delegated:
             ex.set_output(output)
@@ -270,6 +272,10 @@ class SessionRun:
             response_schema = json_schema(schema)
             if response_schema is not None:
                 check_schema(response_schema, f"The response_schema asked by node {ex.path}")
+                check_value(response_schema, f"The response_schema asked by node {ex.path}")
+            check_id(interrupt_id, f"The interrupt id asked by node {ex.path}")
+            if message is not None:
+                check_text(message, f"The message asked by node {ex.path}")
             interrupt = Interrupt(
                 id=interrupt_id,
                 node_path=ex.path,
@@ -285,7 +291,11 @@ class SessionRun:
                 drafts[0]["state"] = to_json(delta, f"The state written by node {ex.path}")
             await self.writer.write(*drafts)
         elif delta:
-            await self.writer.write(draft("state", ex.path, ex.author, state=to_json(delta, ex.path)))
+            await self.writer.write(
+                draft(
+                    "state", ex.path, ex.author, state=to_json(delta, f"The state written by node {ex.path}")
+                )
+            )
 
     def _ending(self, ex: Execution) -> tuple[dict[str, Any] | None, Outcome]:
         """The event that ends an execution (if any) and its outcome; raises if unstorable."""
@@ -308,7 +318,7 @@ class SessionRun:
         if self.failure_path(error) is not None:
             return  # a child already wrote this error at its own path
         self.failures[id(error)] = (error, ex.path)
-        info = ErrorInfo(type=type(error).__name__, message=str(error))
+        info = ErrorInfo(type=type(error).__name__, message=safe_text(str(error)))
         await self.writer.write(draft("error", ex.path, ex.author, error=info))
 
     # -- dynamic children -----------------------------------------------------------

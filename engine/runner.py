@@ -20,10 +20,12 @@ from .errors import (
     SessionStateError,
     SessionVersionError,
     UnknownInterruptError,
+    UnreadableLogError,
     WorkflowError,
 )
 from .events import Answer, ErrorInfo, Event, Interrupt
 from .execution import SessionRun
+from .limits import check_id, safe_text
 from .memory import InMemoryEventStore
 from .outcome import Outcome
 from .replay import ReplayIndex
@@ -78,7 +80,10 @@ class Runner:
         self, session_id: str, answers: Mapping[str, Any], actor: str | None = None
     ) -> RunResult:
         """Record ``answers`` and continue; with no answers, retry a failed run."""
-        loaded = await self._load(session_id)
+        try:
+            loaded = await self._load(session_id)
+        except UnreadableLogError as error:
+            return await self._fail_unreadable(session_id, error)
         self._check_open(loaded)
         if answers:
             await self._record_answers(loaded, answers, actor)
@@ -88,7 +93,11 @@ class Runner:
 
     async def answer(self, session_id: str, answers: Mapping[str, Any], actor: str | None = None) -> None:
         """Validate and record answers without executing anything."""
-        loaded = await self._load(session_id)
+        try:
+            loaded = await self._load(session_id)
+        except UnreadableLogError as error:
+            failed = await self._fail_unreadable(session_id, error)
+            raise SessionStateError(f"Session {session_id!r} is {failed.status}: {failed.error}") from error
         self._check_open(loaded)
         if not answers:
             raise NoAnswersError("answer() needs at least one answer")
@@ -96,7 +105,10 @@ class Runner:
 
     async def advance(self, session_id: str) -> RunResult:
         """Execute from the log until the run waits, completes or fails."""
-        loaded = await self._load(session_id)
+        try:
+            loaded = await self._load(session_id)
+        except UnreadableLogError as error:
+            return await self._fail_unreadable(session_id, error)
         self._check_open(loaded)
         return await self._turn(loaded, loaded.info.input)
 
@@ -107,7 +119,10 @@ class Runner:
             self._cancelled_by[session_id] = actor
             turn.cancel()
             return await asyncio.shield(turn)
-        loaded = await self._load(session_id)
+        try:
+            loaded = await self._load(session_id)
+        except UnreadableLogError:
+            loaded = await self._unread(session_id)  # a log that cannot be read can still end
         self._check_open(loaded)
         return await self._finish_cancelled(loaded, actor)
 
@@ -144,7 +159,7 @@ class Runner:
     async def _create(self, node_input: Any, session_id: str | None) -> _Loaded:
         session_id = session_id or uuid.uuid4().hex
         try:
-            stored_input = to_json(node_input, "The workflow input")
+            stored_input = to_json(node_input, "The workflow input", caller=True)
         except WorkflowError as error:
             raise InvalidInputError(str(error)) from error
         await self.store.create_session(
@@ -161,6 +176,28 @@ class Runner:
         for event in events:
             index.apply(event)
         return _Loaded(info, index, self._writer(session_id, index), events)
+
+    async def _unread(self, session_id: str) -> _Loaded:
+        """A session loaded without its events: enough to append after them."""
+        info = await self.store.get_session(session_id)
+        index = ReplayIndex(self._root)
+        index.last_seq = info.last_seq
+        return _Loaded(info, index, self._writer(session_id, index))
+
+    async def _fail_unreadable(self, session_id: str, error: UnreadableLogError) -> RunResult:
+        """Fail a run whose log cannot be read, visibly: a failed status naming the reason.
+
+        Retrying it does the same again; it is never left waiting or retried by itself.
+        """
+        loaded = await self._unread(session_id)
+        self._check_open(loaded)
+        info = ErrorInfo(type=type(error).__name__, message=safe_text(str(error)))
+        await loaded.writer.write(
+            draft("status", self._root, self.workflow.name, status="failed", error=info)
+        )
+        loaded.writer.seal()
+        await self.store.set_status(session_id, "failed")
+        return RunResult(session_id, "failed", error=info.message, error_type=info.type)
 
     def _writer(self, session_id: str, index: ReplayIndex) -> LogWriter:
         return LogWriter(self.store, session_id, uuid.uuid4().hex, index)
@@ -195,6 +232,8 @@ class Runner:
     ) -> list[dict[str, Any]]:
         """Check every answer (pending, storable, valid) and build its event; raise caller errors."""
         index, session_id = loaded.index, loaded.info.session_id
+        if actor is not None:
+            check_id(actor, "The actor's name", caller=True)
         for interrupt_id in answers:
             if interrupt_id in index.pending:
                 continue
@@ -206,7 +245,7 @@ class Runner:
         for interrupt_id, value in answers.items():
             interrupt = index.pending[interrupt_id]
             try:
-                stored = to_json(value, "The answer")
+                stored = to_json(value, "The answer", caller=True)
             except WorkflowError as error:
                 raise InvalidAnswerError(interrupt_id, {"": [str(error)]}) from error
             check_answer(interrupt_id, interrupt.response_schema, stored)
@@ -282,7 +321,7 @@ class Runner:
             error = outcome.error
             assert error is not None
             where = run.failure_path(error) or self._root
-            info = ErrorInfo(type=type(error).__name__, message=f"Node {where} failed: {error}")
+            info = ErrorInfo(type=type(error).__name__, message=safe_text(f"Node {where} failed: {error}"))
             await writer.write(draft("status", self._root, author, status="failed", error=info))
         writer.seal()
         await self.store.set_status(session_id, outcome.status)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from collections.abc import Callable
@@ -13,23 +14,39 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from .errors import WorkflowError
+from .limits import check_input, check_value, too_deep
 
-_PLAIN = (str, int, float, bool, type(None))
+_SCALARS = (int, bool, type(None))
+_SHORT = 1024  # shorter plain values are under every limit by construction
 
 
-def to_json(value: Any, what: str) -> Any:
-    """Return ``value`` as JSON data; fail naming ``what`` when it cannot be persisted."""
-    if type(value) in _PLAIN:
+def to_json(value: Any, what: str, *, caller: bool = False) -> Any:
+    """Return ``value`` as JSON data the log can read back; fail naming ``what`` otherwise.
+
+    A value that cannot be converted, or breaks a limit of ``engine.limits``, raises
+    ``WorkflowError``; with ``caller`` (the start input, an answer) a limit raises
+    ``ValueLimitError`` instead, a caller error.
+    """
+    kind = type(value)
+    if kind in _SCALARS or (kind is float and math.isfinite(value)):
         return value
-    if type(value) is list and all(type(item) in _PLAIN for item in value):
+    if kind is str and value.isascii() and "\x00" not in value and len(value) < _SHORT:
         return value
+    if kind is list and len(value) < _SHORT and all(type(item) in _SCALARS for item in value):
+        return value
+    check = check_input if caller else check_value
     try:
-        return to_jsonable_python(value)
+        data = to_jsonable_python(value)
     except PydanticSerializationError as error:
         raise WorkflowError(
             f"{what} cannot be stored in the event log ({error}); use JSON data, a pydantic "
             "model or a dataclass"
         ) from error
+    except ValueError:  # pydantic's "maximum serialization depth exceeded"
+        check(value, what)  # says how deep, when the nesting is in plain dicts and lists
+        raise too_deep(what, caller=caller) from None
+    check(data, what)
+    return data
 
 
 def is_declared(annotation: Any) -> bool:

@@ -1,4 +1,4 @@
-"""The wfapp Django app: registers the system checks and the logout receiver."""
+"""The wfapp Django app: registers the system checks and the logout receiver, applies the engine's limits."""
 
 from __future__ import annotations
 
@@ -11,5 +11,11 @@ class WfappConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.core.signals import setting_changed
+
         from . import checks  # noqa: F401  (registers the checks)
         from .web import logout  # noqa: F401  (closes a session's sockets when it logs out)
+        from .inputs import apply_limits, limits_changed
+
+        apply_limits()
+        setting_changed.connect(limits_changed)

@@ -14,6 +14,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from engine.limits import safe_text
+
 from .models import AnswerAttempt, AttemptOutcome, Interrupt, InterruptStatus
 from .permissions import can_answer
 
@@ -69,14 +71,15 @@ def record_forbidden(pks: list[int], user: Any, value: Any) -> None:
 def submitted(fields: Any) -> dict[str, Any]:
     """A form's fields as submitted (``QueryDict``), for the record of a form that was refused.
 
-    A field given once is kept as its text, a repeated one as the list of its values.
+    A field given once is kept as its text, a repeated one as the list of its values; a NUL
+    (which PostgreSQL refuses, and the form refused) is kept spelled out.
     """
     kept: dict[str, Any] = {}
     for key in fields:
         if key in _NOT_ANSWER:
             continue
-        values = fields.getlist(key)
-        kept[key] = values[0] if len(values) == 1 else values
+        values = [safe_text(str(value)) for value in fields.getlist(key)]
+        kept[safe_text(key)] = values[0] if len(values) == 1 else values
     return kept
 
 

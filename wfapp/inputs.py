@@ -1,4 +1,4 @@
-"""Checking what callers send: JSON text under a size limit, inputs against a JSON Schema."""
+"""Checking what callers send: JSON text within the limits, inputs against a JSON Schema."""
 
 from __future__ import annotations
 
@@ -6,21 +6,52 @@ import json
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from jsonschema.validators import validator_for
+
+from engine import limits
 
 from .errors import MalformedJSONError, PayloadTooLargeError
 
 
-def parse_json(raw: str | bytes, what: str = "the answer", limit: int | None = None) -> Any:
-    """Parse JSON text, refusing it *before* parsing when it is over the size limit."""
-    limit = settings.WFAPP_MAX_ANSWER_BYTES if limit is None else limit
-    size = len(raw.encode() if isinstance(raw, str) else raw)
-    if size > limit:
-        raise PayloadTooLargeError(what[:1].upper() + what[1:], size, limit)
+def apply_limits() -> None:
+    """Give the engine the limits of the settings (``WFAPP_MAX_JSON_DEPTH``, ``WFAPP_MAX_ANSWER_BYTES``)."""
     try:
-        return json.loads(raw)
+        limits.configure(
+            max_depth=int(settings.WFAPP_MAX_JSON_DEPTH), max_input_bytes=int(settings.WFAPP_MAX_ANSWER_BYTES)
+        )
+    except ValueError as error:
+        raise ImproperlyConfigured(f"WFAPP_MAX_JSON_DEPTH / WFAPP_MAX_ANSWER_BYTES: {error}") from None
+
+
+def limits_changed(*, setting: str, **kwargs: Any) -> None:
+    if setting in ("WFAPP_MAX_JSON_DEPTH", "WFAPP_MAX_ANSWER_BYTES"):
+        apply_limits()
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON: use a finite number or null")
+
+
+def parse_json(raw: str | bytes, what: str = "the answer", limit: int | None = None) -> Any:
+    """Parse JSON text, refusing it *before* parsing when it is over the size limit.
+
+    What parses must also be storable: nested within the depth limit, with no NUL character
+    (``engine.errors.ValueLimitError`` otherwise).
+    """
+    limit = settings.WFAPP_MAX_ANSWER_BYTES if limit is None else limit
+    size = len(raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw)
+    name = what[:1].upper() + what[1:]
+    if size > limit:
+        raise PayloadTooLargeError(name, size, limit)
+    try:
+        value = json.loads(raw, parse_constant=_no_constant)
+    except RecursionError:
+        raise limits.too_deep(name, caller=True) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise MalformedJSONError(what, str(exc)) from None
+    limits.check_input(value, name)
+    return value
 
 
 def schema_errors(schema: dict[str, Any] | None, value: Any) -> dict[str, list[str]]:

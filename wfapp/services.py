@@ -27,7 +27,9 @@ from engine.errors import (
     InvalidAnswerError,
     SessionStateError,
     UnknownInterruptError,
+    ValueLimitError,
 )
+from engine.limits import check_input
 
 from . import audit, doorbell, runtime
 from . import lease as leases
@@ -94,9 +96,10 @@ async def create_run(
     """Validate the input and record a new run on the workflow's newest version; with ``owner``,
     hold its lease for that owner; with ``advance``, have it executed in the background.
 
-    Raises ``UnknownWorkflowError``, ``NotPermitted`` (``user`` may not start it) or
-    ``InputValidationError``.
+    Raises ``UnknownWorkflowError``, ``NotPermitted`` (``user`` may not start it),
+    ``InputValidationError`` or ``engine.errors.ValueLimitError`` (what the log cannot keep).
     """
+    check_input(node_input, "The workflow input")  # before the schema: it may not even be walkable
     wf = get_workflow(workflow)
     await sync_to_async(_check_start)(user, wf.name)
     errors = schema_errors(wf.input_schema, node_input)
@@ -161,12 +164,20 @@ async def answer_interrupt(
     Raises ``NotPermitted``, ``UnknownRunError``, ``engine.errors.UnknownInterruptError``,
     ``InvalidAnswerError`` (``.field_errors``), ``InterruptAlreadyAnswered`` (``.answered_by``,
     ``.answered_at``: who answered first, and when), ``SessionStateError`` or ``RunStateError``
-    (too busy); every refused attempt on a known interrupt is recorded in ``AnswerAttempt``.
+    (too busy), or ``engine.errors.ValueLimitError`` (too deep, too large, a NUL: recorded
+    without the value, which the log could not keep); every refused attempt on a known
+    interrupt is recorded in ``AnswerAttempt``.
 
     Whether someone else answered first is decided from the inbox read after the engine
     refused: a loser that finds the run already completed, or the question no longer pending,
     still learns who won and when.
     """
+    try:
+        check_input(value, "The answer")
+    except ValueLimitError as refused:
+        outcome = AttemptOutcome.TOO_LARGE if refused.rule == "size" else AttemptOutcome.INVALID
+        await sync_to_async(audit.record)(session_id, interrupt_id, user, None, outcome, str(refused))
+        raise
     session = await sync_to_async(_answerable_session)(session_id, interrupt_id, user, value)
     runner = Runner(get_workflow(session.workflow), store=DjangoEventStore())
     for _ in range(_CONFLICT_RETRIES):

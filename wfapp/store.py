@@ -27,7 +27,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, connections, transaction
 from django.db.models import Field
 from django.utils import timezone
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 from engine import Event, SessionInfo
 from engine.errors import (
@@ -36,6 +36,7 @@ from engine.errors import (
     SessionExistsError,
     UnknownInterruptError,
     UnknownSessionError,
+    UnreadableLogError,
 )
 from engine.store import STATUSES
 
@@ -145,6 +146,24 @@ def _adapt(column: str, value: Any) -> Any:
     field = Session._meta.get_field(column)
     assert isinstance(field, Field)
     return field.get_db_prep_save(value, connection)
+
+
+def _unreadable(
+    session_id: str, after_seq: int, rows: list[str], error: ValidationError
+) -> UnreadableLogError:
+    """Say which event of a log that does not parse is the first one that cannot be read, and why."""
+    for seq, text in enumerate(rows, start=after_seq + 1):  # seqs have no gaps
+        try:
+            Event.model_validate_json(text)
+        except ValidationError as bad:
+            return UnreadableLogError(session_id, _reason(bad), seq)
+    return UnreadableLogError(session_id, _reason(error))
+
+
+def _reason(error: ValidationError) -> str:
+    first = error.errors(include_url=False)[0]
+    where = ".".join(map(str, first["loc"][1:] if first["loc"][:1] == (0,) else first["loc"]))
+    return f"{first['msg']}" + (f" (in {where})" if where else "")
 
 
 class DjangoEventStore:
@@ -428,7 +447,10 @@ class DjangoEventStore:
             if not Session.objects.filter(pk=session_id).exists():
                 raise UnknownSessionError(session_id)
             return []
-        return _EVENT_LIST.validate_json("[" + ",".join([row[0] for row in rows]) + "]")
+        try:
+            return _EVENT_LIST.validate_json("[" + ",".join([row[0] for row in rows]) + "]")
+        except ValidationError as error:
+            raise _unreadable(session_id, after_seq, [row[0] for row in rows], error) from None
 
     def get_session_sync(self, session_id: str) -> SessionInfo:
         """What the store knows about a run besides its events."""

@@ -54,3 +54,30 @@ def deploy(settings: Any, *versions: str) -> None:
 
     demos = [path for path in defaults.WFAPP_WORKFLOWS if path.startswith("wfapp.demos.")]
     settings.WFAPP_WORKFLOWS = [*demos, *(PATHS[name] for name in versions)]
+
+
+def log_and_inbox() -> tuple[int, int, list[tuple[str, str]]]:
+    """What an answer or a start writes besides its audit record: runs, events, inbox rows."""
+    from wfapp.models import Event, Interrupt
+
+    inbox = list(Interrupt.objects.order_by("pk").values_list("status", "answered_by"))
+    return Session.objects.count(), Event.objects.count(), inbox
+
+
+def last_attempt() -> int:
+    from wfapp.models import AnswerAttempt
+
+    return AnswerAttempt.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+
+
+def refusals_since(pk: int) -> list[str]:
+    """The outcomes of the attempts recorded after ``pk``: refusals only, each one storable."""
+    from engine import limits
+    from wfapp.models import AnswerAttempt, AttemptOutcome
+
+    rows = list(AnswerAttempt.objects.filter(pk__gt=pk).order_by("pk").values("outcome", "value", "detail"))
+    for row in rows:
+        assert row["outcome"] != AttemptOutcome.ACCEPTED, row
+        assert limits.find_breach(row["value"], max_depth=limits.READABLE_DEPTH, max_bytes=2**30) is None, row
+        assert limits.find_breach(row["detail"], max_depth=1, max_bytes=2**30) is None, row
+    return [row["outcome"] for row in rows]

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
+from django.http.request import RawPostDataException
 from django.shortcuts import render
 from django_htmx.http import reswap, retarget
 
@@ -22,13 +24,27 @@ def page_or_fragment(request: HttpRequest, page: str, fragment: str, context: di
     return render(request, f"{page}#{fragment}" if is_fragment_request(request) else page, context)
 
 
-def too_large(request: HttpRequest) -> bool:
-    """Whether the body is over the answer limit (checked before the body is read)."""
+def body_size(request: HttpRequest) -> int:
+    """How large the body is: its Content-Length when that is already over the limit (so it is
+    never read), else the bytes actually received (a chunked body declares no length)."""
     try:
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
-        return True
-    return length > int(settings.WFAPP_MAX_ANSWER_BYTES)
+        declared = 0
+    limit = int(settings.WFAPP_MAX_ANSWER_BYTES)
+    if declared > limit:
+        return declared
+    try:
+        return max(declared, len(request.body))
+    except RequestDataTooBig:  # past Django's own DATA_UPLOAD_MAX_MEMORY_SIZE
+        return max(declared, int(settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0) + 1, limit + 1)
+    except RawPostDataException:  # a multipart body already parsed: count what it held
+        return sum(len(key) + len(value) for key, values in request.POST.lists() for value in values)
+
+
+def too_large(request: HttpRequest) -> bool:
+    """Whether the body is over the answer limit (``WFAPP_MAX_ANSWER_BYTES``)."""
+    return body_size(request) > int(settings.WFAPP_MAX_ANSWER_BYTES)
 
 
 def _size(n: int) -> str:
@@ -37,13 +53,8 @@ def _size(n: int) -> str:
 
 def too_large_message(request: HttpRequest, what: str) -> str:
     """Say how large the body was and what the limit is, so the person knows how much to cut."""
-    try:
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        length = 0
     limit = int(settings.WFAPP_MAX_ANSWER_BYTES)
-    sent = f" ({_size(length)})" if length else ""
-    return f"That {what} is too large{sent}: the limit is {_size(limit)}. Shorten it and send it again."
+    return f"That {what} is too large ({_size(body_size(request))}): the limit is {_size(limit)}. Shorten it and send it again."
 
 
 def notice(

@@ -43,9 +43,13 @@ def decode_cursor(cursor: str | None, size: int) -> list[Any] | None:
         return None
     try:
         parts = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    except (binascii.Error, ValueError, UnicodeDecodeError):
+    except (binascii.Error, ValueError, UnicodeDecodeError, RecursionError):
         return None
-    return parts if isinstance(parts, list) and len(parts) == size else None
+    if not isinstance(parts, list) or len(parts) != size:
+        return None
+    # Ours hold a time and an id; anything else (a NUL PostgreSQL would refuse, say) is not ours.
+    plain = all(type(p) is int or (type(p) is str and p.isascii() and "\x00" not in p) for p in parts)
+    return parts if plain else None
 
 
 def _moment(text: Any) -> datetime | None:
@@ -136,6 +140,7 @@ def runs_page(*, status: str = "", workflow: str = "", q: str = "", cursor: str 
     rows = Session.objects.select_related("created_by")
     if status in RunStatus.values:
         rows = rows.filter(status=status)
+    workflow, q = workflow.replace("\x00", ""), q.replace("\x00", "")  # PostgreSQL refuses NUL
     if workflow:
         rows = rows.filter(workflow=workflow)
     if q:
@@ -161,6 +166,8 @@ def run_matches(session: Session, *, status: str = "", workflow: str = "", q: st
 
 
 def get_run(session_id: str) -> Session | None:
+    if "\x00" in session_id:  # no run has one, and PostgreSQL refuses to look it up
+        return None
     return Session.objects.select_related("created_by").filter(pk=session_id).first()
 
 

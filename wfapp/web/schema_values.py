@@ -12,8 +12,9 @@ from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any, Protocol
 
+from engine import limits
 from wfapp.web.schema_rows import row_count
-from wfapp.web.schema_widgets import MISSING, Widget, choice_value
+from wfapp.web.schema_widgets import MISSING, Widget, choice_value, path_key
 
 
 class FormData(Protocol):
@@ -116,6 +117,9 @@ def parse(w: Widget, data: FormData, errors: Errors) -> Any:
         raw = raw.strip()
     if raw == "" or (w.kind == "lines" and not raw.strip()):
         return _empty(w)
+    if "\x00" in raw:
+        errors.setdefault(w.key, []).append("Remove the NUL character (\\0): it cannot be stored.")
+        return MISSING
     try:
         return _PARSERS[w.kind](w, raw)
     except ValueError as exc:
@@ -249,10 +253,30 @@ def _replace(value: Any, path: tuple[str | int, ...], new: Any) -> Any:
 
 
 def _parse_json(w: Widget, raw: str) -> Any:
+    """Parse a JSON field; what parses must fit the log at the field's place in the value."""
+    room = limits.current().max_depth - len(w.path)  # the objects and lists around the field
     try:
-        return json.loads(raw)
+        value = json.loads(raw)
+    except RecursionError:
+        raise ValueError(f"This JSON is nested too deeply: at most {room} levels fit here.") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"Enter valid JSON ({exc.msg}, line {exc.lineno}, column {exc.colno}).") from None
+    breach = limits.find_breach(value, max_depth=max(room, 0), max_bytes=limits.current().max_input_bytes)
+    if breach is not None and breach.rule == "depth":
+        raise ValueError(f"This JSON is nested {breach.found} levels deep: at most {room} levels fit here.")
+    if breach is not None:
+        raise ValueError(breach.describe("This JSON") + ".")
+    return value
+
+
+def nearest_key(root: Widget, path: tuple[str | int, ...]) -> str:
+    """The error key of the widget that holds the value at `path` (the whole form's at worst)."""
+    keys = {w.key for w in root.walk()}
+    for end in range(len(path), 0, -1):
+        key = path_key(path[:end])
+        if key in keys:
+            return key
+    return root.key
 
 
 _PARSERS = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -13,25 +14,28 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap, retarget
 
+from engine import limits
 from engine.errors import (
     InterruptAlreadyAnswered,
     InvalidAnswerError,
     SessionStateError,
     UnknownInterruptError,
+    ValueLimitError,
 )
 from wfapp import audit, services
-from wfapp.errors import NotPermitted, RunStateError, UnknownRunError
+from wfapp.errors import NotPermitted, RunStateError, UnknownRunError, UnknownWorkflowError
 from wfapp.models import AttemptOutcome, Interrupt, InterruptStatus
 from wfapp.permissions import can_answer
 from wfapp.web import presenter, queries
 from wfapp.web.http import is_fragment_request, notice, page_or_fragment, too_large, too_large_message
 from wfapp.web.schema_form import bulk_decision
+from wfapp.web.schema_values import nearest_key
 
 
 def inbox_filters(request: HttpRequest) -> dict[str, Any]:
     return {
-        "workflow": request.GET.get("workflow", "").strip(),
-        "q": request.GET.get("q", "").strip()[:200],
+        "workflow": request.GET.get("workflow", "").replace("\x00", "").strip(),
+        "q": request.GET.get("q", "").replace("\x00", "").strip()[:200],
         "newest": request.GET.get("sort") == "newest",
     }
 
@@ -119,6 +123,13 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
     except (SessionStateError, RunStateError, UnknownInterruptError):
         message = "This question is no longer open: the run has moved on. Your answer was not recorded."
         return notice(request, message, status=409, kind="conflict", target=target)
+    except ValueLimitError as refused:
+        if refused.rule == "size":
+            message = f"{refused}. Shorten it and send it again."
+            return notice(request, message, status=413, target=f"#answer-{target[1:]}", swap="afterbegin")
+        return _invalid(request, _with_error(ask, refused))
+    except UnknownWorkflowError as gone:
+        return notice(request, _workflow_gone(gone), status=410, kind="conflict", target=target)
     except (NotPermitted, UnknownRunError):
         raise Http404("No such interrupt") from None
     if not is_fragment_request(request):
@@ -142,6 +153,22 @@ def _errors(ask: presenter.AskView) -> str:
     )
 
 
+def _workflow_gone(gone: UnknownWorkflowError) -> str:
+    return (
+        f"The workflow {gone.name!r} of this question is no longer registered, so the run cannot go on. "
+        "Your answer was not recorded."
+    )
+
+
+def _with_error(ask: presenter.AskView, refused: ValueLimitError) -> presenter.AskView:
+    """Show a refusal of the engine's limits on the field it concerns (or on the whole answer)."""
+    key = nearest_key(ask.form.root, refused.path)
+    ask.form.errors.setdefault(key, []).append(str(refused))
+    for widget in ask.form.widgets():
+        widget.errors = ask.form.errors.get(widget.key, [])
+    return ask
+
+
 def _invalid(request: HttpRequest, ask: presenter.AskView) -> HttpResponse:
     status = 200 if ask.form.editing else 422  # a row added or removed is not an error
     if is_fragment_request(request):
@@ -150,6 +177,22 @@ def _invalid(request: HttpRequest, ask: presenter.AskView) -> HttpResponse:
 
 
 BULK_LIMIT = 200  # one request answers at most this many, so it stays short
+_ID = re.compile(r"[0-9]{1,19}")  # ASCII digits only: str.isdigit() and int() take '١٢' and '²'
+MAX_ID = 2**63 - 1  # the largest primary key a database keeps
+
+
+def bulk_ids(values: list[str]) -> list[int]:
+    """The ticked interrupt ids; ``ValueError`` naming the first that is not one."""
+    ids = []
+    for value in values:
+        if not _ID.fullmatch(value) or not 1 <= int(value) <= MAX_ID:
+            shown = value if len(value) <= 30 else value[:29] + "…"
+            raise ValueError(
+                f"{shown!r} is not an interrupt id: ids are whole numbers from 1 to {MAX_ID}, "
+                "written with the digits 0-9. Nothing was answered."
+            )
+        ids.append(int(value))
+    return ids
 
 
 @require_POST
@@ -159,7 +202,10 @@ def bulk_answer(request: HttpRequest) -> HttpResponse:
     if too_large(request):
         return notice(request, "Too many items at once.", status=413)
     approve = request.POST.get("decision") == "approve"
-    ticked = [int(i) for i in request.POST.getlist("ids") if i.isdigit()]
+    try:
+        ticked = bulk_ids(request.POST.getlist("ids"))
+    except ValueError as bad:
+        return notice(request, limits.safe_text(str(bad)), status=400)
     ids = ticked[:BULK_LIMIT]
     rows = {row.pk: row for row in queries.answerable(request.user).filter(pk__in=ids)}
     audit.record_forbidden(ids, request.user, {"decision": request.POST.get("decision", "")})
@@ -196,6 +242,8 @@ def _bulk_one(request: HttpRequest, pk: int, row: Interrupt | None, approve: boo
         return {"pk": pk, "ok": False, "text": f"{label}: {_answered_elsewhere(row, refused)}", "row": None}
     except (SessionStateError, RunStateError, UnknownInterruptError, InvalidAnswerError) as refused:
         return {"pk": pk, "ok": False, "text": f"{label}: not answered ({refused}).", "row": None}
+    except UnknownWorkflowError as gone:
+        return {"pk": pk, "ok": False, "text": f"{label}: {_workflow_gone(gone)}", "row": None}
     row.refresh_from_db()
     verb = "Approved" if approve else "Rejected"
     return {"pk": pk, "ok": row.status == InterruptStatus.ANSWERED, "text": f"{label}: {verb}.", "row": row}

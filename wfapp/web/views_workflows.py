@@ -13,6 +13,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from engine.errors import ValueLimitError
 from wfapp import services, versions
 from wfapp.errors import InputValidationError, NotPermitted, UnknownWorkflowError
 from wfapp.permissions import can_start, check_start
@@ -21,6 +22,7 @@ from wfapp.web import queries
 from wfapp.web.graph_svg import render_graph
 from wfapp.web.http import is_fragment_request, notice, too_large, too_large_message
 from wfapp.web.schema_form import SchemaForm
+from wfapp.web.schema_values import nearest_key
 
 
 def _card(workflow: Any, user: Any, data: Any = None) -> dict[str, Any]:
@@ -92,6 +94,10 @@ def start(request: HttpRequest, name: str) -> HttpResponse:
         except InputValidationError as invalid:
             for key, messages in invalid.field_errors.items():
                 form.errors.setdefault(key, []).extend(messages)
+            for widget in form.widgets():
+                widget.errors = form.errors.get(widget.key, [])
+        except ValueLimitError as refused:  # the form's own checks let nothing like this through
+            form.errors.setdefault(nearest_key(form.root, refused.path), []).append(str(refused))
             for widget in form.widgets():
                 widget.errors = form.errors.get(widget.key, [])
         except UnknownWorkflowError:

@@ -26,7 +26,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
-from engine.errors import InterruptAlreadyAnswered, UnknownInterruptError
+from engine import limits
+from engine.errors import InterruptAlreadyAnswered, UnknownInterruptError, UnreadableLogError, ValueLimitError
 from wfapp import audit, services, versions
 from wfapp.checks import migration_problem
 from wfapp.errors import BadRequest, PayloadTooLargeError, UnknownWorkflowError
@@ -111,9 +112,10 @@ class Command(BaseCommand):
                 raise CommandError(
                     "--no-wait needs WFAPP_RUNTIME=workers (embedded, the CLI executes the run itself)"
                 )
+            _check_arguments(options)
             report = asyncio.run(self._dispatch(options))
-        except (ValueError, WorkersMisconfigured, wait.NotAdvancedError) as error:  # nothing was written
-            raise CommandError(str(error)) from None
+        except (ValueError, UnreadableLogError, WorkersMisconfigured, wait.NotAdvancedError) as error:
+            raise CommandError(limits.safe_text(str(error))) from None  # a caller error: nothing was written
         except DatabaseError:
             problem = migration_problem()  # no wfapp tables yet: say what to run, not a traceback
             if problem is None:
@@ -191,6 +193,11 @@ class Command(BaseCommand):
             who = refused.answered_by or "someone else"
             raise CommandError(
                 f"Interrupt {options['interrupt_id']!r} was already answered by {who}{at}; this answer was not recorded"
+            ) from None
+        except UnknownWorkflowError as gone:
+            raise CommandError(
+                f"Run {options['run']!r} belongs to the workflow {gone.name!r}, which is no longer "
+                "registered (WFAPP_WORKFLOWS); the answer was not recorded"
             ) from None
         except UnknownInterruptError as error:
             pending = [ask["id"] for ask in (await sync_to_async(run_report)(options["run"]))["pending"]]
@@ -279,12 +286,21 @@ async def _answer_value(options: dict[str, Any], user: Any) -> Any:
     raw = options["answer"]
     try:
         return parse_json(raw, "--answer")
-    except BadRequest as error:
+    except (BadRequest, ValueLimitError) as error:
         too_large = isinstance(error, PayloadTooLargeError)
-        outcome, kept = (AttemptOutcome.TOO_LARGE, None) if too_large else (AttemptOutcome.INVALID, raw)
+        # What the log cannot keep is kept as text, escaped (a NUL, an unpaired surrogate).
+        kept = None if too_large else limits.safe_text(raw)
+        outcome = AttemptOutcome.TOO_LARGE if too_large else AttemptOutcome.INVALID
         record = sync_to_async(audit.record)
         await record(options["run"], options["interrupt_id"], user, kept, outcome, str(error))
         raise
+
+
+def _check_arguments(options: dict[str, Any]) -> None:
+    """Refuse an id or name no database can look up: a NUL, or bytes that are not UTF-8."""
+    for name, value in options.items():
+        if isinstance(value, str) and name not in ("input", "answer"):  # those are checked as JSON
+            limits.check_input(value, f"--{name}" if name in ("user",) else f"The {name.replace('_', ' ')}")
 
 
 async def _user(username: str | None) -> Any:
