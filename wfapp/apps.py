@@ -14,8 +14,8 @@ class WfappConfig(AppConfig):
         from django.core.signals import setting_changed
 
         from . import checks  # noqa: F401  (registers the checks)
-        from .web import logout  # noqa: F401  (closes a session's sockets when it logs out)
         from .inputs import apply_limits, limits_changed
+        from .web import logout  # noqa: F401  (closes a session's sockets when it logs out)
 
         apply_limits()
         setting_changed.connect(limits_changed)
