@@ -41,11 +41,12 @@ def _start_in_transaction(workflow: str, commit: bool) -> str:
     from django.db import transaction
 
     from wfapp import services
+    from wfapp.registry import get_workflow
 
     session_id = uuid.uuid4().hex
     try:
         with transaction.atomic():
-            services._create(workflow, {}, None, None, session_id, advance=True)
+            services._create(get_workflow(workflow), {}, None, None, session_id, advance=True)
             if not commit:
                 raise RuntimeError("roll back")
     except RuntimeError:
