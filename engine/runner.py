@@ -301,7 +301,9 @@ class Runner:
                 # up in the same call.
         except asyncio.CancelledError:
             await writer.close()
-            return await self._finish_cancelled(loaded, self._cancelled_by.pop(session_id, None))
+            if session_id not in self._cancelled_by:
+                raise  # the host stopped (shutdown, a worker cut): the run stays running, to resume
+            return await self._finish_cancelled(loaded, self._cancelled_by.pop(session_id))
         return await self._finish(loaded, run, outcome)
 
     async def _finish(self, loaded: _Loaded, run: SessionRun, outcome: Outcome) -> RunResult:

@@ -15,12 +15,14 @@ from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
+from engine import limits
 from engine.errors import (
     InterruptAlreadyAnswered,
     InvalidAnswerError,
     SessionStateError,
     UnknownInterruptError,
     UnknownSessionError,
+    ValueLimitError,
 )
 from wfapp.errors import (
     InputValidationError,
@@ -77,6 +79,8 @@ def problem_for(exc: Exception) -> Problem | None:
             return Problem("malformed-json", str(exc))
         case InputValidationError():
             return invalid(field_errors(exc.field_errors, "input"), "input")
+        case ValueLimitError():  # too deep, too large or not storable: the log could not keep it
+            return invalid([{"field": exc.field or "body", "message": limits.safe_text(str(exc))}])
         case InvalidAnswerError():
             return invalid(field_errors(exc.field_errors, "answer"), "answer")
         case InterruptAlreadyAnswered():
