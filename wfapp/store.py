@@ -181,7 +181,8 @@ class DjangoEventStore:
         # workers mode: a database outage under grouped commits left runs cancelled there.
         if group_commit is None:
             group_commit = (
-                "postgresql" in settings.DATABASES["default"]["ENGINE"] and settings.WFAPP_RUNTIME != "workers"
+                "postgresql" in settings.DATABASES["default"]["ENGINE"]
+                and settings.WFAPP_RUNTIME != "workers"
             )
         self._grouped = own_thread and group_commit
         self._checkpoint: asyncio.Future[None] | None = None
