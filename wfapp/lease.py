@@ -112,7 +112,7 @@ def release(lease: Lease) -> Release:
             return Release.MORE_WORK
         if row["status"] == RunStatus.WAITING and not _asks(lease.session_id).exists():
             # "Waiting" with nothing to wait for: an answer landed as the engine closed its turn
-            # (/tmp/engine-bugs/qa.md #1). Another advance takes it up instead of stranding the run.
+            # turn. Another advance takes it up instead of stranding the run.
             return Release.MORE_WORK
         # Conditional on last_seq too: an answer committed since the read (PostgreSQL reads do not
         # lock) means more work, not a release that would leave the answer without a worker.

@@ -682,7 +682,7 @@ async def test_falsy_outputs_routes_and_answers_survive_replay(calls: Any) -> No
 async def test_nodes_that_completed_without_output_are_not_rerun(read_log: Any, calls: Any) -> None:
     # Seed 000 interception case 7: a static node that completed with no output fast-forwards.
     # A rerun_on_resume=True node that completed is not rerun either: our log records its
-    # completion (see /tmp/engine-bugs/graph.md, open question on case 7).
+    # completion (docs/engine.md records the reading of case 7).
     def quiet(node_input: Any) -> None:
         calls["quiet"] += 1
 

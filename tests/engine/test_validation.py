@@ -224,8 +224,7 @@ def test_rule6_default_route_in_a_route_list() -> None:
 
 
 def test_rule6_a_tuple_under_default_route_is_two_default_edges() -> None:
-    # Read literally ("at most one outgoing DEFAULT_ROUTE edge"); see the open question in
-    # /tmp/engine-bugs/graph.md.
+    # Read literally ("at most one outgoing DEFAULT_ROUTE edge").
     a, b, c = step("a"), step("b"), step("c")
     rejects(6, [(START, a, {"x": step("x"), DEFAULT_ROUTE: (b, c)})], "a")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ PATHS = {name: f"tests.wfapp.flows:{name}" for name in ("approval", "blocking", 
 
 
 def _dir() -> Path:
-    path = Path(os.environ.get("WFAPP_TEST_DIR", "/tmp/wfapp-tests"))
+    path = Path(os.environ.get("WFAPP_TEST_DIR") or Path(tempfile.gettempdir()) / "wfapp-tests")
     path.mkdir(parents=True, exist_ok=True)
     return path
 
