@@ -14,6 +14,7 @@ from .limits import check_id, check_text, check_value, safe_text
 from .nodes import BaseNode, Returned, as_node
 from .outcome import Outcome, checked_route, split_group
 from .replay import Action, NodeRecord, ReplayIndex, answers_as_output, decide
+from .tracebacks import formatted
 from .values import json_schema, to_json
 from .writer import LogWriter, draft
 
@@ -79,6 +80,8 @@ class SessionRun:
             if action is Action.ANSWER:
                 return await self._answer_as_output(node, record, path, targets, author)
         resume_inputs = dict(record.resolved) if record is not None else {}
+        if record is not None and record.edited_input is not None:
+            node_input = record.edited_input  # an operator's retry gave this node a new input
         execution = Execution(
             node=node,
             path=path,
@@ -158,7 +161,7 @@ class SessionRun:
                     if outcome.status == "completed" and ex.has_output:
                         outcome.output_seq = ex.output_seq or self._output_seq(ex.path)
                     return outcome
-            await self._record_failure(ex, failure)
+            await self._record_failure(ex, failure, node_input)
             policy = node.retry_config
             if policy is not None and policy.retries(failure, ex.attempt):
                 await asyncio.sleep(policy.delay(ex.attempt))
@@ -314,12 +317,19 @@ class SessionRun:
             fields["state"] = state
         return draft("completed", ex.path, ex.author, **fields), Outcome("completed", ex.output, ex.route)
 
-    async def _record_failure(self, ex: Execution, error: BaseException) -> None:
+    async def _record_failure(self, ex: Execution, error: BaseException, node_input: Any) -> None:
         if self.failure_path(error) is not None:
             return  # a child already wrote this error at its own path
         self.failures[id(error)] = (error, ex.path)
-        info = ErrorInfo(type=type(error).__name__, message=safe_text(str(error)))
-        await self.writer.write(draft("error", ex.path, ex.author, error=info))
+        info = ErrorInfo(type=type(error).__name__, message=safe_text(str(error)), traceback=formatted(error))
+        fields: dict[str, Any] = {"error": info}
+        try:  # the input the attempt failed on, for an operator to edit before retrying
+            stored = to_json(node_input, f"The input of node {ex.path}")
+        except WorkflowError:
+            stored = None  # not JSON (or over the limits): the error is kept without it
+        if stored is not None:
+            fields["input"] = stored
+        await self.writer.write(draft("error", ex.path, ex.author, **fields))
 
     # -- dynamic children -----------------------------------------------------------
 

@@ -21,6 +21,7 @@ class NodeRecord:
     __slots__ = (
         "answered_at",
         "done",
+        "edited_input",
         "error",
         "failed_below",
         "has_output",
@@ -50,6 +51,7 @@ class NodeRecord:
         self.seen_up_to = 0  # the log position the latest execution's decision was based on
         self.failed_below: frozenset[str] | set[str] = frozenset()
         self.seq = 0  # where the execution completed in the log
+        self.edited_input: Any = None  # the input an operator's retry gave this path, if any
 
     def ask(self, interrupt: Interrupt) -> None:
         if self.pending is _NO_QUESTIONS:
@@ -144,6 +146,9 @@ class ReplayIndex:
             record.forget_outcome()  # a failed attempt's output and route do not count
             self._withdraw(event.node_path, record)
             self._mark_failed(event.node_path, True)
+        elif kind == "retry":
+            if event.input is not None:
+                self.record(event.node_path).edited_input = event.input
         elif kind == "status":
             self.status = event.status
             self.error = event.error if event.status == "failed" else None
