@@ -173,12 +173,14 @@ class Runtime:
         finally:
             self._runners.pop(session_id, None)
 
-    async def cancel_local(self, session_id: str, actor: str | None) -> RunResult | None:
+    async def cancel_local(
+        self, session_id: str, actor: str | None, reason: str | None = None
+    ) -> RunResult | None:
         """Cancel a run this runtime is executing; None if it executes no such run."""
         runner = self._runners.get(session_id)
         if runner is None:
             return None
-        return await runner.cancel(session_id, actor=actor)
+        return await runner.cancel(session_id, actor=actor, reason=reason)
 
     async def sweep(self) -> None:
         """Claim and advance every run that needs a worker and has none."""

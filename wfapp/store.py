@@ -138,7 +138,7 @@ def _session_updates(events: Sequence[Event]) -> dict[str, Any]:
                     else Event(output=event.output).model_dump(mode="json")["output"]
                 )
             if event.status == RunStatus.FAILED and event.error is not None:
-                updates["error"] = event.error.model_dump(mode="json")
+                updates["error"] = event.error.model_dump(mode="json", exclude_none=True)
     return updates
 
 

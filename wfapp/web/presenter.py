@@ -19,12 +19,14 @@ from wfapp import permissions
 from wfapp.models import Event as EventRow
 from wfapp.models import Interrupt, InterruptStatus, RunStatus, Session
 from wfapp.permissions import can_answer
-from wfapp.registry import all_versions, all_workflows
+from wfapp.registry import all_workflows, drawable_workflow
 from wfapp.schema_forms.form import SchemaForm, bulk_decision
 from wfapp.web import counts, queries
+from wfapp.web.failure_cards import FailureCard, failure_cards
 from wfapp.web.graph.svg import render_graph
 from wfapp.web.readable import Row, answer_summary, pretty, preview, rows
 from wfapp.web.run_state import Entry, describe_event, fold_state, node_statuses
+from wfapp.web.state_diff import Comparison
 from wfapp.web.transcripts import transcripts
 
 RUN_GRAPH_ID = "run-graph-svg"
@@ -187,9 +189,7 @@ def run_graph(
 ) -> SafeString:
     """The run's graph with every node's live status (the SVG escapes all text itself)."""
     # The graph of the run's own version; the newest when that one is not registered here.
-    workflow = all_versions().get(session.workflow, {}).get(session.version) or all_workflows().get(
-        session.workflow
-    )
+    workflow = drawable_workflow(session.workflow, session.version)
     if workflow is None:
         return mark_safe("")
     statuses, children = node_statuses(queries.status_rows(session.pk) if status is None else status)
@@ -212,10 +212,27 @@ def graph_fragment(session_id: str, expanded: frozenset[str]) -> str:
     return render_to_string("wfapp/run.html#graph", context)
 
 
+def cancelled_by(session: Session) -> dict[str, str]:
+    """Who cancelled the run and why, from its last status event (nothing unless cancelled)."""
+    if session.status != RunStatus.CANCELLED:
+        return {}
+    row = (
+        EventRow.objects.filter(session_id=session.pk, kind="status")
+        .order_by("-seq")
+        .values("author", "data__message")
+        .first()
+    )
+    if row is None:
+        return {}
+    reason = row["data__message"]
+    return {"by": row["author"] or "", "reason": reason if isinstance(reason, str) else ""}
+
+
 def result_context(session: Session, user: Any) -> dict[str, Any]:
     """The run's status-dependent parts: actions (those `user` may take), state, output, input."""
     state = fold_state(queries.state_deltas(session.pk))
     return {
+        "cancelled": cancelled_by(session),
         "run": session,
         "state": state,
         "state_text": pretty(state),
@@ -228,7 +245,13 @@ def result_context(session: Session, user: Any) -> dict[str, Any]:
     }
 
 
-def run_context(session: Session, user: Any, expanded: frozenset[str] = frozenset()) -> dict[str, Any]:
+def run_context(
+    session: Session,
+    user: Any,
+    expanded: frozenset[str] = frozenset(),
+    compare: Comparison | None = None,
+    failures: list[FailureCard] | None = None,
+) -> dict[str, Any]:
     """Everything the run page shows; a fixed number of queries whatever the log's length."""
     latest = queries.events_before(session.pk, None)
     older = latest[0]["seq"] if latest and latest[0]["seq"] > 1 else None
@@ -242,7 +265,14 @@ def run_context(session: Session, user: Any, expanded: frozenset[str] = frozense
         "older_before": older,
         "last_seq": last_seq,
         "transcripts": transcripts(session.pk, status),
+        "failures": _failures(session, status) if failures is None else failures,
+        "compare": compare or Comparison(),
     }
+
+
+def _failures(session: Session, status: list[tuple[str, str]]) -> list[FailureCard]:
+    """The failure cards; no query for a run none of whose nodes ever failed (``status`` says)."""
+    return failure_cards(session) if any(kind == "error" for kind, _ in status) else []
 
 
 # -- live fragments -------------------------------------------------------------------------------
@@ -314,9 +344,12 @@ def run_update(
         # The agents' conversations, when they moved (no query for a run without agents).
         context["transcripts"] = transcripts(session_id, status)
         context["transcripts_changed"] = True
-    if kinds & {"status", "state", "output", "completed"}:
+    if kinds & {"status", "state", "output", "completed", "retry"}:
         context.update(result_context(session, user))
         context["result_changed"] = True
+    if kinds & {"status", "error", "retry"}:
+        context["failures"] = _failures(session, status or queries.status_rows(session.pk))
+        context["failures_changed"] = True
     update.html = render_to_string("wfapp/live.html#run_update", context)
     return update
 
