@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from engine import START, Context, JoinNode, RequestInput, Workflow, node
+from engine import START, Context, Event, JoinNode, RequestInput, Workflow, node
 
 
 def fragile(node_input: Any) -> Any:
@@ -105,3 +105,15 @@ async def collect_items(ctx: Context, items: list[int]) -> list[int]:
 
 # A dynamic workflow whose parallel children fail one by one on a bad item.
 collect = Workflow(name="web_collect", edges=[(START, collect_items)])
+
+
+def count_in(node_input: Any) -> Event:
+    return Event(output={"counted": 1}, state={"count": 1, "items": ["apple"], "owner": "ann"})
+
+
+def count_more(node_input: Any) -> Event:
+    return Event(output={"counted": 2}, state={"count": 2, "items": ["apple", "pear"], "checked": True})
+
+
+# State that grows step by step, for comparing the run as of two events.
+tally = Workflow(name="web_tally", edges=[(START, count_in, count_more)])
