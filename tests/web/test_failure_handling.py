@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from tests.web.conftest import client_for
 from wfapp.models import Event, Session
+from wfapp.web import presenter
 
 HX = {"HTTP_HX_REQUEST": "true"}
 FLOWS = ["tests.web.flows:orders", "tests.web.flows:stock_take", "tests.web.flows:collect"]
@@ -154,3 +155,22 @@ def test_another_operator_sees_the_retry_in_the_timeline(
     operator_client.post(reverse("run-retry", args=[run]), {"node": "web_orders@1/post_order@1"}, **HX)
     html = _page(client_for(other_operator), run)
     assert "Retried by olga" in html
+
+
+def test_a_whole_run_retry_is_recorded_with_who(operator_client: Client, start_run) -> None:
+    run = start_run("web_orders", {"sku": "A-1", "quantity": 12})
+    response = operator_client.post(reverse("run-retry", args=[run]), **HX)
+    assert response.status_code == 200
+    retry = Event.objects.get(session_id=run, kind="retry")
+    assert (retry.node_path, retry.author, retry.data) == ("web_orders@1", "olga", {})
+
+
+def test_a_page_open_elsewhere_hears_of_the_retry_live(
+    operator_client: Client, operator: Any, start_run
+) -> None:
+    run = start_run("web_orders", {"sku": "A-1", "quantity": 12})
+    seen = Session.objects.get(pk=run).last_seq
+    operator_client.post(reverse("run-retry", args=[run]), {"node": "web_orders@1/post_order@1"}, **HX)
+    update = presenter.run_update(run, operator, seen)
+    assert 'id="run-failures"' in update.html and "Retried by <strong>olga</strong>" in update.html
+    assert "Retried by olga" in update.html  # the timeline entry
