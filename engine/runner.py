@@ -186,7 +186,7 @@ class Runner:
             check_reason(reason)
         fields: dict[str, Any] = {}
         if node_path is not None:
-            failed = self.failed_nodes(loaded.events)
+            failed = [path for path, record in loaded.index.records.items() if record.error is not None]
             if node_path not in failed:
                 raise NotFailedNodeError(session_id, node_path, failed)
             if node_input is not None:

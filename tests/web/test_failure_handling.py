@@ -174,3 +174,11 @@ def test_a_page_open_elsewhere_hears_of_the_retry_live(
     update = presenter.run_update(run, operator, seen)
     assert 'id="run-failures"' in update.html and "Retried by <strong>olga</strong>" in update.html
     assert "Retried by olga" in update.html  # the timeline entry
+
+
+def test_an_edited_input_without_its_node_is_refused(operator_client: Client, start_run) -> None:
+    run = start_run("web_orders", {"sku": "A-1", "quantity": 12})
+    before = _kinds(run)
+    response = operator_client.post(reverse("run-retry", args=[run]) + "?edit=1", {"f.sku": "A-1"}, **HX)
+    assert response.status_code == 422 and "needs the failed node" in response.content.decode()
+    assert _kinds(run) == before

@@ -131,9 +131,11 @@ def cancel(request: HttpRequest, session_id: str) -> HttpResponse:
 def retry(request: HttpRequest, session_id: str) -> HttpResponse:
     """Retry the failed run, or the failed node `node`; `?edit=1` with that node's edited input."""
     node = request.POST.get("node") or request.GET.get("node") or None
-    if request.GET.get("edit") != "1" or node is None:
+    if request.GET.get("edit") != "1":
         return _action(request, session_id, services.retry_run, node=node)
     session = _run(session_id)
+    if node is None:
+        return notice(request, "An edited input needs the failed node it is for (node=...)", status=422)
     if too_large(request):
         return notice(request, too_large_message(request, "input"), status=413)
     if not permissions.can_retry(
