@@ -37,7 +37,7 @@ def test_a_failed_node_shows_its_attempts_and_folded_traceback(operator_client: 
     assert 'id="run-failures"' in html and 'data-node-path="web_orders@1/post_order@1"' in html
     assert "<strong>RuntimeError</strong>: the ledger refuses 12 of A-1" in html
     assert (
-        '<details class="traceback"><summary>Traceback</summary><pre>Traceback (most recent call last)'
+        '<details class="traceback"><summary>Traceback of attempt 1</summary><pre>Traceback (most recent call last)'
         in html
     )
     assert "in post_order" in html
