@@ -75,7 +75,7 @@ def parse_seq(text: str | None, what: str) -> int | None:
     return seq
 
 
-def _check_seq(session_id: str, seq: int, last_seq: int) -> None:
+def _check_seq(seq: int, last_seq: int) -> None:
     if not 1 <= seq <= last_seq:
         span = f"#1 to #{last_seq}" if last_seq else "none yet"
         raise UnknownSeqError(f"This run has no event #{seq}; its events are {span}")
@@ -83,7 +83,7 @@ def _check_seq(session_id: str, seq: int, last_seq: int) -> None:
 
 def snapshot(session_id: str, seq: int, last_seq: int) -> Snapshot:
     """The run as of event ``seq`` (two queries); ``UnknownSeqError`` for a seq it does not have."""
-    _check_seq(session_id, seq, last_seq)
+    _check_seq(seq, last_seq)
     row = (
         Event.objects.filter(session_id=session_id, seq=seq)
         .values("seq", "timestamp", "kind", "node_path", "author", "data")
