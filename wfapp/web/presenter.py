@@ -251,9 +251,15 @@ def run_context(
     expanded: frozenset[str] = frozenset(),
     compare: Comparison | None = None,
     failures: list[FailureCard] | None = None,
+    latest: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Everything the run page shows; a fixed number of queries whatever the log's length."""
-    latest = queries.events_before(session.pk, None)
+    """Everything the run page shows; a fixed number of queries whatever the log's length.
+
+    ``latest``: the latest events, read *before* ``session`` (a row read after the events is at
+    least as new as they are, so a page never shows a run's last events under a head that still
+    says "running" while its socket, starting after them, has nothing left to send)."""
+    if latest is None:
+        latest = queries.events_before(session.pk, None)
     older = latest[0]["seq"] if latest and latest[0]["seq"] > 1 else None
     last_seq = latest[-1]["seq"] if latest else 0
     status = queries.status_rows(session.pk)  # read once: the graph and the transcripts use it

@@ -68,17 +68,21 @@ def _page(request: HttpRequest, session: Any, status: int = 200, **parts: Any) -
 def run(request: HttpRequest, session_id: str) -> HttpResponse:
     """The run page; `?at=SEQ` shows the state as of that event, `&from=SEQ` the changes since
     another (a selection that does not exist: 422, saying why)."""
+    panel_only = is_fragment_request(request) and request.headers.get("HX-Target") == "run-compare"
+    latest = (
+        None if panel_only else queries.events_before(session_id, None)
+    )  # before the row: see run_context
     session = _run(session_id)
     compare = state_diff.compare(session.pk, session.last_seq, request.GET.get("at"), request.GET.get("from"))
     status = 422 if compare.error else 200
-    if is_fragment_request(request) and request.headers.get("HX-Target") == "run-compare":
+    if panel_only:
         context = {"run": session, "compare": compare}
         response = render(request, "wfapp/run.html#compare", context, status=status)
         if not compare.error:  # the address bar says what is selected: a URL to share
             query = f"?{compare.query}" if compare.query else ""
             push_url(response, reverse("run", args=[session.pk]) + query)
         return response
-    return _page(request, session, status, compare=compare)
+    return _page(request, session, status, compare=compare, latest=latest)
 
 
 @require_GET
