@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine, Iterator, Mapping, MutableMapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -56,34 +55,71 @@ class State(MutableMapping[str, Any]):
         return delta
 
 
-@dataclass(slots=True, eq=False)
 class Execution:
-    """Engine bookkeeping for one execution of one node at one path."""
+    """Engine bookkeeping for one execution of one node at one path.
 
-    node: BaseNode
-    path: str
-    author: str
-    targets: list[str]
-    resume_inputs: dict[str, Any]
-    state: State
-    task: asyncio.Task[Any] | None
-    attempt: int = 1
-    output: Any = None
-    output_seq: int = 0  # the event carrying a delivered output (a delegate's, a terminal's)
-    has_output: bool = False
-    output_persisted: bool = False
-    delegated: bool = False
-    route: Any = None
-    route_pending: bool = False
-    interrupts: list[str] = field(default_factory=list)
-    spawned: set[asyncio.Task[Any]] = field(default_factory=set)
-    detached: list[str] = field(default_factory=list)
-    child_failure: BaseException | None = None  # a spawned child failed after the attempt ended
-    violation: RuleViolation | None = None
-    exited: bool = False  # the attempt's body has ended; children may still be draining
-    counters: dict[str, int] = field(default_factory=dict)
-    allocated: int = 0  # children handed out by run_node
-    begun: int = 0  # of those, how many started running
+    A plain class with a hand-written ``__init__``: one is made per node execution, and a
+    dataclass's generated one, with its default factories, cost three times as much.
+    """
+
+    __slots__ = (
+        "allocated",
+        "attempt",
+        "author",
+        "begun",
+        "child_failure",
+        "counters",
+        "delegated",
+        "detached",
+        "exited",
+        "has_output",
+        "interrupts",
+        "node",
+        "output",
+        "output_persisted",
+        "output_seq",
+        "path",
+        "resume_inputs",
+        "route",
+        "route_pending",
+        "spawned",
+        "state",
+        "targets",
+        "task",
+        "violation",
+    )
+
+    def __init__(
+        self,
+        node: BaseNode,
+        path: str,
+        author: str,
+        targets: list[str],
+        resume_inputs: dict[str, Any],
+        state: State,
+        task: asyncio.Task[Any] | None,
+    ) -> None:
+        self.node = node
+        self.path = path
+        self.author = author
+        self.targets = targets
+        self.resume_inputs = resume_inputs
+        self.state = state
+        self.task = task
+        self.attempt = 1
+        self.output: Any = None
+        self.output_seq = 0  # the event carrying a delivered output (a delegate's, a terminal's)
+        self.has_output = self.output_persisted = self.delegated = self.route_pending = False
+        self.route: Any = None
+        self.interrupts: list[str] = []
+        self.spawned: set[asyncio.Task[Any]] = set()
+        self.detached: list[str] = []
+        self.child_failure: BaseException | None = None  # a spawned child failed after the attempt ended
+        self.violation: RuleViolation | None = None
+        self.exited = False  # the attempt's body has ended; children may still be draining
+        self.counters: dict[str, int] = {}
+        self.allocated = 0  # children handed out by run_node
+        self.begun = 0  # of those, how many started running
 
     def set_output(self, value: Any) -> None:
         if self.delegated:

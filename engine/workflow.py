@@ -163,6 +163,7 @@ class _Scheduler:
         self.finished: deque[asyncio.Task[Any]] = deque()
         self.replayed: list[tuple[int, int, BaseNode, Any]] = []  # heap by recorded seq
         self.wakeup: asyncio.Future[None] | None = None
+        self.loop = asyncio.get_running_loop()
 
     async def run(self, node_input: Any) -> list[tuple[str, Any, int]]:
         self._trigger(START, node_input, None)
@@ -177,7 +178,7 @@ class _Scheduler:
                 if not self.running:
                     break
                 if not self.finished:
-                    self.wakeup = asyncio.get_running_loop().create_future()
+                    self.wakeup = self.loop.create_future()
                     await self.wakeup
                 while self.finished:
                     task = self.finished.popleft()
@@ -225,9 +226,16 @@ class _Scheduler:
                 continue
             if not self.ready and not self.running and not self.replayed:
                 return node, value, path
-            task = asyncio.create_task(self._execute(node, value, path))
-            task.add_done_callback(self._finished)
+            # Eager: a node that never waits (most do not) ends right here, without a task
+            # step on the loop and a done callback; one that waits goes on as a task. Either
+            # way it is settled after what is ready now, as a task started later would be, so
+            # successors get the same run ids as in the recorded turn.
+            task = asyncio.Task(self._execute(node, value, path), loop=self.loop, eager_start=True)
             self.running[task] = node
+            if task.done():
+                self.finished.append(task)
+            else:
+                task.add_done_callback(self._finished)
         return None
 
     def _restore_join(self, recorded: dict[str, Any]) -> dict[str, Any]:

@@ -79,12 +79,27 @@ class LogWriter:
             task.add_done_callback(self._background.discard)
 
     async def write(self, *items: Draft) -> None:
+        if not self.write_now(*items):
+            await self._flush_locked()
+
+    def write_now(self, *items: Draft) -> bool:
+        """Queue ``items`` and commit them here if the store's append never waits.
+
+        True: committed. False: they are queued and the caller must ``await flush()``
+        (``write`` does); this spares a coroutine per write on the in-memory store.
+        """
         if self._sealed:
             # The turn already wrote its final status: a straggler (a child its caller never
             # awaited) stops here instead of writing after it.
             raise asyncio.CancelledError("the run's turn has ended")
         self._buffer.extend(items)
-        await self.flush()
+        nowait = self._nowait
+        return (
+            nowait is not None
+            and self._inflight is None
+            and not self._lock.locked()
+            and self._flush_now(nowait)
+        )
 
     def seal(self) -> None:
         """Refuse every later write: the turn's final status is in the log."""
@@ -106,6 +121,9 @@ class LogWriter:
             and self._flush_now(nowait)
         ):
             return
+        await self._flush_locked()
+
+    async def _flush_locked(self) -> None:
         async with self._lock:
             inflight = self._inflight
             if inflight is not None:
@@ -189,6 +207,10 @@ class LogWriter:
     def _fold(self, events: list[Event]) -> None:
         apply = self._index.apply
         listeners = self.listeners
+        if not listeners:
+            for event in events:
+                apply(event)
+            return
         for event in events:
             apply(event)
             for listener in listeners:
