@@ -159,7 +159,7 @@ class SessionRun:
                     failure = error
                 else:
                     if final is not None and not self.writer.write_now(final):
-                        await self.writer.write(final)
+                        await self.writer.flush()
                     if outcome.status == "completed" and ex.has_output:
                         outcome.output_seq = ex.output_seq or self._output_seq(ex.path)
                     return outcome
@@ -256,7 +256,8 @@ class SessionRun:
         if delta:
             fields["state"] = to_json(delta, f"The state written by node {ex.path}")
         if fields:
-            await self.writer.write(draft(_kind_of(fields), ex.path, ex.author, **fields))
+            if not self.writer.write_now(draft(_kind_of(fields), ex.path, ex.author, **fields)):
+                await self.writer.flush()
         if ids:
             await self._ask(ex, [(interrupt_id, message, None, None) for interrupt_id in sorted(ids)])
 

@@ -86,7 +86,8 @@ class LogWriter:
         """Queue ``items`` and commit them here if the store's append never waits.
 
         True: committed. False: they are queued and the caller must ``await flush()``
-        (``write`` does); this spares a coroutine per write on the in-memory store.
+        (``write`` does), never write them again; this spares a coroutine per write on
+        the in-memory store.
         """
         if self._sealed:
             # The turn already wrote its final status: a straggler (a child its caller never
