@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping, MutableMapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -246,19 +246,17 @@ class Context:
 
     # Orchestration hooks, used by ``Workflow`` to run its graph nodes.
 
-    def replay_child(self, node: BaseNode, path: str) -> Any:
-        """Return the recorded ``Outcome`` of ``node`` at ``path`` if it need not run again."""
-        return self._run.replay(node, path)
+    def child_hooks(
+        self,
+    ) -> tuple[Callable[[BaseNode, str], Any], Callable[[BaseNode, Any, str, bool], Coroutine[Any, Any, Any]]]:
+        """``(replay, execute)`` for children at paths this node chooses (a graph's nodes).
 
-    def execute_child(
-        self, node: BaseNode, node_input: Any, path: str, *, delegate: bool
-    ) -> Coroutine[Any, Any, Any]:
-        """Execute ``node`` at ``path`` (replaying it if recorded); an awaitable of its ``Outcome``.
-
-        With ``delegate`` the child's output also counts as this node's output (a
-        workflow's terminal node).
+        ``replay(node, path)`` is the recorded ``Outcome`` of ``node`` at ``path`` if it need
+        not run again, else None. ``execute(node, node_input, path, delegate)`` is an
+        awaitable of its ``Outcome`` (replaying it if recorded); with ``delegate`` the child's
+        output also counts as this node's output (a workflow's terminal node).
         """
-        return self._run.execute_static(self._ex, node, node_input, path, delegate)
+        return self._run.replay, self._run.static_executor(self._ex)
 
     def deliver_output(self, value: Any, seq: int = 0) -> None:
         """Make an already persisted child output (in the event at ``seq``) this node's output."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from .answers import check_schema
@@ -110,11 +110,18 @@ class SessionRun:
         await self.writer.write(draft("completed", path, author, output=answers, output_for=targets))
         return Outcome("completed", output, output_seq=record.output_seq)
 
-    def execute_static(
-        self, parent: Execution, node: BaseNode, node_input: Any, path: str, delegate: bool
-    ) -> Coroutine[Any, Any, Outcome]:
-        targets = [path, *parent.targets] if delegate else [path]
-        return self.execute(node, node_input, path, targets, _child_author(parent))
+    def static_executor(
+        self, parent: Execution
+    ) -> Callable[[BaseNode, Any, str, bool], Coroutine[Any, Any, Outcome]]:
+        """How ``parent`` executes children at paths it chooses (see ``Context.child_hooks``)."""
+        execute, author, inherited = self.execute, _child_author(parent), parent.targets
+
+        def execute_child(
+            node: BaseNode, node_input: Any, path: str, delegate: bool
+        ) -> Coroutine[Any, Any, Outcome]:
+            return execute(node, node_input, path, [path, *inherited] if delegate else [path], author)
+
+        return execute_child
 
     # -- running ------------------------------------------------------------------
 
