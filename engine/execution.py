@@ -34,6 +34,20 @@ def _child_author(parent: Execution) -> str:
     return parent.node.name if _is_workflow(parent.node) else parent.author
 
 
+def _defer(ex: Execution, event: Event) -> None:
+    """A returned ``Event`` is the node's last word: its fields ride on the completed event,
+    as a returned value does, instead of an event of their own just before it."""
+    if event.output is not None:
+        ex.set_output(event.output)  # ignored after a use_as_output delegate, as when yielded
+    if event.route is not None:
+        ex.route = event.route
+        ex.route_pending = True
+    if event.state:
+        state = ex.state
+        for key, value in event.state.items():
+            state[key] = value
+
+
 class _Running:
     """In ``SessionRun.turn`` while a path executes and nobody else has asked for it yet."""
 
@@ -211,7 +225,9 @@ class SessionRun:
             result = await produced
         if result is None:
             return
-        if isinstance(result, Event | RequestInput):
+        if type(result) is Event and result.message is None and not result.long_running_tool_ids:
+            _defer(ex, result)
+        elif isinstance(result, Event | RequestInput):
             await self._emit(ex, result)
         else:
             ex.set_output(result)
