@@ -28,7 +28,6 @@ class Signature:
     input_only: bool = False  # the input is the one parameter: the call needs no binding
 
 
-
 def _caller_namespace() -> dict[str, Any]:
     """Local names of the frames building the node (nearest first), outside engine and pydantic.
 

@@ -248,7 +248,9 @@ class Context:
 
     def child_hooks(
         self,
-    ) -> tuple[Callable[[BaseNode, str], Any], Callable[[BaseNode, Any, str, bool], Coroutine[Any, Any, Any]]]:
+    ) -> tuple[
+        Callable[[BaseNode, str], Any], Callable[[BaseNode, Any, str, bool], Coroutine[Any, Any, Any]]
+    ]:
         """``(replay, execute)`` for children at paths this node chooses (a graph's nodes).
 
         ``replay(node, path)`` is the recorded ``Outcome`` of ``node`` at ``path`` if it need
