@@ -25,7 +25,7 @@ class Signature:
     input_name: str | None
     input_type: Any
     output_type: Any
-    input_only: bool = False  # the input is the one parameter: the call needs no binding
+    input_only: str | None = None  # the input's name when it is the one parameter: no binding
 
 
 def _caller_namespace() -> dict[str, Any]:
@@ -109,7 +109,7 @@ def read_signature(func: Callable[..., Any], node_name: str, context_type: type)
     )
     if output_type is type(None) or _returns_events(output_type):
         output_type = None
-    input_only = len(plan) == 1 and plan[0][1] == _INPUT
+    input_only = input_name if len(plan) == 1 and plan[0][1] == _INPUT else None
     return Signature(plan, input_name, input_type, output_type, input_only)
 
 

@@ -170,8 +170,9 @@ class FunctionNode(BaseNode):
         and a generator per call was a good part of a node's cost.
         """
         signature = self.signature
-        if signature.input_only:
-            kwargs = {signature.input_name: node_input}
+        only = signature.input_only
+        if only is not None:
+            kwargs: dict[str, Any] = {only: node_input}
         else:
             kwargs = bind(signature, self.name, ctx, node_input)
         style = self.style
