@@ -235,27 +235,40 @@ def run_dashboard(args: argparse.Namespace) -> dict[str, Any] | None:
     tree; it starts one more subprocess per database, each on a fresh data directory.
     """
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="wfdash-out-") as tmp:
-        out = Path(tmp) / "dashboard.json"
-        cmd = [sys.executable, "-m", "bench.dashboard", "--out", str(out), "--source", args.engine]
-        cmd += ["--tiny"] if args.tiny else []
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        try:
-            done = subprocess.run(
-                cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=args.timeout
-            )
-        except subprocess.TimeoutExpired:
-            log(f"dashboard: timed out after {args.timeout} s")
-            return None
-        result: dict[str, Any] | None = json.loads(out.read_text()) if out.exists() else None
+    cmd = ["-m", "bench.dashboard", "--source", args.engine, *(["--tiny"] if args.tiny else [])]
+    result = run_module("dashboard", cmd, ROOT, {"PYTHONPATH": str(ROOT)}, args.timeout)
     if result is None:
-        log(f"dashboard: exited {done.returncode} without results\n{done.stderr[-4000:]}")
         return None
     for db, row in result["databases"].items():
         shown = f"FAILED: {row['error']}" if row.get("error") else "done"
         log(f"[dashboard] {db:8} {shown}  ({row.get('duration_s', 0):.0f} s)")
     log(f"dashboard figures measured in {time.perf_counter() - t0:.0f} s")
     return result
+
+
+def run_module(
+    name: str, cmd: list[str], cwd: Path, env: dict[str, str], timeout: int
+) -> dict[str, Any] | None:
+    """``python <cmd> --out FILE`` in a subprocess; the JSON it wrote, or None (said why)."""
+    with tempfile.TemporaryDirectory(prefix=f"wf{name}-out-") as tmp:
+        out = Path(tmp) / f"{name}.json"
+        try:
+            done = subprocess.run(
+                [sys.executable, *cmd, "--out", str(out)],
+                cwd=cwd,
+                env={**os.environ, **env},
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
+        except subprocess.TimeoutExpired:
+            log(f"{name}: timed out after {timeout} s")
+            return None
+        if not out.exists():
+            log(f"{name}: exited {done.returncode} without results\n{done.stderr[-4000:]}")
+            return None
+        result: dict[str, Any] = json.loads(out.read_text())
+        return result
 
 
 def postgres_url() -> bool:
@@ -268,28 +281,11 @@ def run_concurrency(args: argparse.Namespace, tree: Path) -> dict[str, Any] | No
     It imports from the snapshot, so it measures the same code as the configurations.
     """
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="wfconc-out-") as tmp:
-        out = Path(tmp) / "concurrency.json"
-        cmd = [
-            sys.executable,
-            "-m",
-            "bench.concurrency",
-            "--out",
-            str(out),
-            *(["--tiny"] if args.tiny else []),
-        ]
-        env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"}
-        try:
-            done = subprocess.run(
-                cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=args.timeout
-            )
-        except subprocess.TimeoutExpired:
-            log(f"concurrency: timed out after {args.timeout} s")
-            return None
-        if not out.exists():
-            log(f"concurrency: exited {done.returncode} without results\n{done.stderr[-4000:]}")
-            return None
-        result: dict[str, Any] = json.loads(out.read_text())
+    cmd = ["-m", "bench.concurrency", *(["--tiny"] if args.tiny else [])]
+    env = {"PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"}
+    result = run_module("concurrency", cmd, tree, env, args.timeout)
+    if result is None:
+        return None
     result["command"] = "bench/run.py (bench/concurrency.py" + (" --tiny)" if args.tiny else ")")
     for row in result["rows"]:
         log(f"[concurrency] {row['runs']:3} runs: {row['per_commit']:,.0f} -> {row['grouped']:,.0f} nodes/s")

@@ -94,6 +94,10 @@ class LogWriter:
             # awaited) stops here instead of writing after it.
             raise asyncio.CancelledError("the run's turn has ended")
         self._buffer.extend(items)
+        return self._commit_now()
+
+    def _commit_now(self) -> bool:
+        """Commit the queue here through ``append_nowait`` when nothing is in flight."""
         nowait = self._nowait
         return (
             nowait is not None
@@ -114,15 +118,8 @@ class LogWriter:
         step, and the next flush waits for it. A store whose append never waits
         (``append_nowait``, the in-memory one) is called right here: nothing to cut in half.
         """
-        nowait = self._nowait
-        if (
-            nowait is not None
-            and self._inflight is None
-            and not self._lock.locked()
-            and self._flush_now(nowait)
-        ):
-            return
-        await self._flush_locked()
+        if not self._commit_now():
+            await self._flush_locked()
 
     async def _flush_locked(self) -> None:
         async with self._lock:
