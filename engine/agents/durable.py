@@ -1,7 +1,7 @@
 """Making a pydantic-ai run durable: every model response and tool call is a child node.
 
-``DurableModel`` wraps the agent's model: each request runs as a ``model@n`` step whose
-output is the serialized ``ModelResponse`` (with the request that asked for it, for the
+``DurableModel`` wraps the agent's model: each request runs as a ``model@n`` step (streamed
+when someone watches the run, see ``streaming.py``) whose output is the serialized ``ModelResponse`` (with the request that asked for it, for the
 transcript, and a fingerprint of that request). The step is committed before pydantic-ai
 sees the response, and on replay the recorded response comes back without calling the
 model. If the request being replayed is not the one recorded (the workflow changed), the
@@ -24,13 +24,14 @@ from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext
-from pydantic_ai.toolsets import AbstractToolset, WrapperToolset
+from pydantic_ai.toolsets import WrapperToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
 from ..context import Context
 from ..errors import WorkflowError
 from ..values import to_json
 from .steps import MODEL_STEP, Work, tool_step
+from .streaming import streamed, wants_stream
 
 _VOLATILE = frozenset({"timestamp", "run_id", "conversation_id"})
 
@@ -76,7 +77,7 @@ class AgentTurn:
 
     async def model_step(
         self,
-        call: Callable[[], Awaitable[ModelResponse]],
+        call: Callable[[Context], Awaitable[ModelResponse]],
         messages: list[ModelMessage],
         parameters: ModelRequestParameters,
     ) -> ModelResponse:
@@ -86,8 +87,8 @@ class AgentTurn:
 
         live: list[ModelResponse] = []
 
-        async def run() -> dict[str, Any]:
-            response = await call()
+        async def run(step: Context) -> dict[str, Any]:
+            response = await call(step)
             live.append(response)
             return {"request": request, "response": dump_message(response), "fingerprint": asked}
 
@@ -114,7 +115,7 @@ class AgentTurn:
             number = len(self.tool_calls) + 1
             self.tool_calls[call_id or f"#{number}"] = number
 
-        async def run() -> dict[str, Any]:
+        async def run(step: Context) -> dict[str, Any]:
             try:
                 result = await call()
             except ModelRetry as retry:  # the model is asked to try again: a result, not a failure
@@ -154,7 +155,9 @@ class DurableModel(WrapperModel):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
-        async def call() -> ModelResponse:
+        async def call(step: Context) -> ModelResponse:
+            if wants_stream(self.wrapped, step):
+                return await streamed(self.wrapped, step, messages, model_settings, model_request_parameters)
             return await self.wrapped.request(messages, model_settings, model_request_parameters)
 
         return await current_turn().model_step(call, messages, model_request_parameters)
@@ -171,7 +174,3 @@ class DurableToolset(WrapperToolset[Any]):
             return await self.wrapped.call_tool(name, tool_args, ctx, tool)
 
         return await current_turn().tool_step(name, ctx.tool_call_id, call)
-
-
-def durable_toolset(toolset: AbstractToolset[Any]) -> DurableToolset:
-    return DurableToolset(toolset)
