@@ -26,9 +26,10 @@ from django.conf import settings
 from django.utils import timezone
 
 from wfapp.doorbell import INBOX_GROUP, RUNS_GROUP, session_group
-from wfapp.web import frames, presenter, queries
-from wfapp.web.live_text import LiveText, append_fragment
-from wfapp.web.logout import LOGGED_OUT, login_group
+from wfapp.web import presenter, queries
+from wfapp.web.live import frames
+from wfapp.web.live.live_text import LiveText, append_fragment
+from wfapp.web.live.logout import LOGGED_OUT, login_group
 
 logger = logging.getLogger(__name__)
 
