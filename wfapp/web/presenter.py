@@ -279,7 +279,7 @@ def run_update(
 
     `showing` are the question cards the page shows as open: any of them no longer pending
     closes, whatever closed it (an answer, a cancellation, a withdrawal, a question asked again).
-    `live` is the text models streamed to this page so far, by model step (`live_text`).
+    `live` is the text models streamed to this page so far, by model step (`live.model_text`).
     """
     # Events first, the run's row after them: a row read later is at least as new as the last
     # event read, so a batch ending the run never renders a head that still says "running".

@@ -28,8 +28,8 @@ from django.utils import timezone
 from wfapp.doorbell import INBOX_GROUP, RUNS_GROUP, session_group
 from wfapp.web import presenter, queries
 from wfapp.web.live import frames
-from wfapp.web.live.live_text import LiveText, append_fragment
 from wfapp.web.live.logout import LOGGED_OUT, login_group
+from wfapp.web.live.model_text import LiveText, append_fragment
 
 logger = logging.getLogger(__name__)
 
