@@ -29,7 +29,7 @@ class Line:
     """One entry of a transcript."""
 
     seq: int
-    role: str  # instruction, user, assistant, call, result, retry, approval, answer, output, error
+    role: str  # instruction, user, assistant, call, result, retry, approval, answer, output, transfer, error
     text: str
     detail: str = ""  # arguments or a result as JSON
     who: str = ""
@@ -82,7 +82,7 @@ class _Reader:
         t = self.transcript
         if path == t.path:
             if kind == "completed" and "output" in data:
-                t.lines.append(Line(seq, "output", _text(data["output"])))
+                t.lines.append(_output_line(seq, data["output"]))
                 t.status = "completed"
             elif kind == "error":
                 t.lines.append(Line(seq, "error", _error(data)))
@@ -189,6 +189,13 @@ class _Reader:
                 Line(seq, "answer", answer_summary(value), "" if edited is None else _json(edited), who)
             )
             t.status = "running"
+
+
+def _output_line(seq: int, output: Any) -> Line:
+    """An agent's output; an agent that handed the conversation on (``engine.agents.Transfer``) says to whom."""
+    if isinstance(output, dict) and set(output) == {"transfer_to_agent", "messages"}:
+        return Line(seq, "transfer", f"Handed the conversation to {output['transfer_to_agent']}")
+    return Line(seq, "output", _text(output))
 
 
 def _error(data: dict[str, Any]) -> str:
