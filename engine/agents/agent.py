@@ -22,13 +22,12 @@ from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai import DeferredToolRequests, DeferredToolResults, ModelMessage, ToolOutput
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.models import Model
-from pydantic_ai.toolsets import FunctionToolset
 
 from ..context import Context
 from ..events import RequestInput
 from ..nodes import BaseNode
 from .approval import approval_request, approval_result
-from .durable import AgentTurn, DurableModel, DurableToolset, enter_turn, leave_turn
+from .durable import AgentTurn, DurableModel, DurableTools, enter_turn, leave_turn
 from .errors import AgentConfigurationError, AgentOutputError
 from .models import build_model, check_model, model_label
 from .steps import APPROVAL, REPLY
@@ -140,11 +139,11 @@ class LlmAgent(BaseNode):
                 f"Agent '{self.name}' has no model: give it model= (a model string or a pydantic-ai "
                 "Model), or make it a sub-agent of an agent that has one"
             )
-        toolset = DurableToolset(FunctionToolset([t.pydantic_tool() for t in self._tools]))
         made = self._agents[root] = PydanticAgent(
             DurableModel(build_model(self._model, self.name)),
             output_type=self._output_spec(root),
-            toolsets=[toolset],
+            tools=[t.pydantic_tool() for t in self._tools],
+            capabilities=[DurableTools()],
             retries=self.retries,
             name=self.name,
         )

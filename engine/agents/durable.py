@@ -5,7 +5,7 @@ when someone watches the run, see ``streaming.py``) whose output is the serializ
 transcript, and a fingerprint of that request). The step is committed before pydantic-ai
 sees the response, and on replay the recorded response comes back without calling the
 model. If the request being replayed is not the one recorded (the workflow changed), the
-run fails instead of diverging. ``DurableToolset`` runs each tool call as a step named
+run fails instead of diverging. ``DurableTools`` runs each tool call as a step named
 after the tool, numbered ``<model step>.<call>``.
 """
 
@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic_ai import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, ToolCallPart
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.capabilities.abstract import ValidatedToolArgs, WrapToolExecuteHandler
 from pydantic_ai.exceptions import ModelRetry
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
-from pydantic_ai.tools import RunContext
-from pydantic_ai.toolsets import WrapperToolset
-from pydantic_ai.toolsets.abstract import ToolsetTool
+from pydantic_ai.tools import RunContext, ToolDefinition
 
 from ..context import Context
 from ..errors import WorkflowError
@@ -163,14 +163,19 @@ class DurableModel(WrapperModel):
         return await current_turn().model_step(call, messages, model_request_parameters)
 
 
-@dataclass
-class DurableToolset(WrapperToolset[Any]):
-    """Runs every tool call of the wrapped toolset as a recorded step."""
+class DurableTools(AbstractCapability[Any]):
+    """Runs every tool call of the agent as a recorded step (a capability: the agent's own toolset stays its fast path)."""
 
-    async def call_tool(
-        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: ValidatedToolArgs,
+        handler: WrapToolExecuteHandler,
     ) -> Any:
-        async def call() -> Any:
-            return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+        async def execute() -> Any:
+            return await handler(args)
 
-        return await current_turn().tool_step(name, ctx.tool_call_id, call)
+        return await current_turn().tool_step(call.tool_name, call.tool_call_id, execute)
