@@ -21,7 +21,7 @@ from typing import Any
 from pydantic_ai import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, ToolCallPart
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.capabilities.abstract import ValidatedToolArgs, WrapToolExecuteHandler
-from pydantic_ai.exceptions import ModelRetry
+from pydantic_ai.exceptions import ModelRetry, ToolRetryError
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
@@ -115,16 +115,21 @@ class AgentTurn:
             number = len(self.tool_calls) + 1
             self.tool_calls[call_id or f"#{number}"] = number
 
+        asked_again: list[ToolRetryError] = []
+
         async def run(step: Context) -> dict[str, Any]:
             try:
                 result = await call()
-            except ModelRetry as retry:  # the model is asked to try again: a result, not a failure
-                return {"retry": retry.message}
+            except ToolRetryError as retry:  # the model is asked to try again: a result, not a failure
+                asked_again.append(retry)
+                return {"retry": str(retry.tool_retry.content)}
             return {"result": to_json(result, f"The result of tool {name}")}
 
         recorded = await self.ctx.run_node(tool_step(name), Work(run), run_id=f"{self.steps}.{number}")
         if "retry" in recorded:
-            raise ModelRetry(recorded["retry"])
+            if asked_again:
+                raise asked_again[0]  # as pydantic-ai made it (its retry budget counted once)
+            raise ModelRetry(recorded["retry"])  # replayed: pydantic-ai counts and wraps it
         return recorded["result"]
 
 
