@@ -34,6 +34,17 @@ def agents_section(agents: dict[str, Any] | None) -> list[str]:
             f"| google-adk 2.13 `LlmAgent`, in memory | (stub model) | {adk['ms_per_step']:.2f} ms | "
             f"{adk['ms_per_step']:.2f} ms | | {adk.get('cpu_ms_per_step', 0):.2f} ms |"
         )
+    memory = (agents.get("stores") or {}).get("memory") or {}
+    cpu = ""
+    if "ours_cpu_ms_per_step" in memory and adk.get("cpu_ms_per_step"):
+        ours_cpu = memory["ours_cpu_ms_per_step"] - memory["bare_cpu_ms_per_step"]
+        cpu = (
+            f" In CPU time our overhead is {ours_cpu:.2f} ms per step against google-adk's "
+            f"{adk['cpu_ms_per_step']:.2f} ms ({adk['cpu_ms_per_step'] / ours_cpu:.1f}x)."
+            if ours_cpu > 0
+            else ""
+        )
+    load = f" Machine load (1-minute average) {memory['load']} on 2 cores." if "load" in memory else ""
     return [
         "## Agent nodes",
         "",
@@ -44,7 +55,7 @@ def agents_section(agents: dict[str, Any] | None) -> list[str]:
         "(ours - bare) per step, the ratio the median of ours / bare. google-adk's `LlmAgent` runs in a "
         "`Workflow` with a stub `BaseLlm` answering the same script: with a model that costs nothing, "
         "its whole time per step is overhead. CPU is the process's CPU time (threads included), which "
-        "a loaded machine inflates less than wall time.",
+        "a loaded machine inflates less than wall time." + load + cpu,
         "",
         "| store | bare pydantic-ai per step | ours per step | overhead per step | ours / bare | CPU per step (bare / ours) |",
         "|---|---|---|---|---|---|",
