@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from pydantic_ai import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import FunctionModel
 
 from engine import START, Context, LlmAgent, RequestInput, Workflow, node
@@ -88,6 +89,33 @@ streaming = Workflow(
                 name="narrator",
                 model=FunctionModel(stream_function=_gated_story, model_name="gated"),
                 instruction="Tell a story.",
+            ),
+        )
+    ],
+)
+
+
+def _desk(messages: list[Any], info: Any) -> ModelResponse:
+    """The front desk: hands a new ticket to billing, answers once it comes back."""
+    if not any(m.kind == "response" for m in messages):
+        return ModelResponse(parts=[ToolCallPart("transfer_to_agent", {"agent_name": "billing"})])
+    return ModelResponse(parts=[TextPart("Back at the desk: it was not about money.")])
+
+
+def _billing(messages: list[Any], info: Any) -> ModelResponse:
+    return ModelResponse(parts=[ToolCallPart("transfer_to_agent", {"agent_name": "desk"})])
+
+
+# An agent that hands the conversation to a sub-agent, which hands it back.
+transfer = Workflow(
+    name="web_transfer",
+    edges=[
+        (
+            START,
+            LlmAgent(
+                name="desk",
+                model=FunctionModel(_desk, model_name="desk"),
+                sub_agents=[LlmAgent(name="billing", model=FunctionModel(_billing, model_name="billing"))],
             ),
         )
     ],
