@@ -9,19 +9,13 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.web.test_browser import SHOTS, Server, launched_chromium, login, open_page, serving
+from tests.web.test_browser import SHOTS, Server, login, open_page, serving
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with serving(tmp_path_factory.mktemp("browser-agent"), "tests.web.flows:streaming") as live:
         yield live
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with launched_chromium() as launched:
-        yield launched
 
 
 def test_an_edited_refund_is_approved_and_the_transcript_follows_live(
