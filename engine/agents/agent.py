@@ -24,6 +24,7 @@ from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.models import Model
 
 from ..context import Context
+from ..errors import WorkflowError
 from ..events import RequestInput
 from ..nodes import BaseNode
 from .approval import approval_request, approval_result
@@ -186,7 +187,13 @@ class LlmAgent(BaseNode):
         for _ in range(MAX_TRANSFERS):
             if not isinstance(output, Transfer):
                 return output, True
-            target = agents[output.transfer_to_agent]
+            target = agents.get(output.transfer_to_agent)
+            if target is None:  # a recorded transfer to an agent this workflow no longer has
+                raise WorkflowError(
+                    f"Agent '{self.name}': the log hands the conversation to '{output.transfer_to_agent}', "
+                    f"which is not among its agents now ({', '.join(agents)}): the workflow changed. "
+                    "Start a new run."
+                )
             if target is self:
                 output = await self._converse(ctx, output.handoff(), root=True)
                 continue

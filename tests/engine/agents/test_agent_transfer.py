@@ -260,3 +260,31 @@ def test_an_agent_has_one_parent_and_names_are_unique_in_a_tree() -> None:
                 LlmAgent(name="b", sub_agents=[LlmAgent(name="leaf")]),
             ],
         )
+
+
+async def test_a_recorded_transfer_to_an_agent_no_longer_there_fails_clearly() -> None:
+    from engine import tool
+
+    @tool(requires_approval=True)
+    def reset(customer: str) -> str:
+        """Reset the router."""
+        return "reset"
+
+    def flow(peer: str) -> Workflow:
+        subs = [
+            LlmAgent(name="billing", model=Script(transfer("tech")).model),
+            LlmAgent(name=peer, model=Script(call("reset", {"customer": "Ann"})).model, tools=[reset]),
+        ]
+        root = LlmAgent(name="triage", model=Script(transfer("billing")).model, sub_agents=subs)
+        return Workflow(name="wf", edges=[(START, root)])
+
+    store = InMemoryEventStore()
+    waiting = await Runner(flow("tech"), store=store).run("bill, then router")
+    assert waiting.interrupts[0].node_path == "wf@1/triage@1/tech@1/approval@1"
+
+    runner = Runner(flow("network"), store=store)  # the peer billing handed on to is renamed
+    done = await runner.resume(waiting.session_id, {waiting.interrupts[0].id: {"approved": True}})
+
+    assert done.status == "failed"
+    assert "hands the conversation to 'tech'" in (done.error or "")
+    assert "triage, billing, network" in (done.error or "")
