@@ -405,6 +405,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_agents and (not args.only or "ours" in args.only):
         doc["agents"] = run_agents(args)
         doc["duration_s"] = round(time.time() - started, 1)
+        measured = (doc["agents"] or {"stores": {"all": {"error": "no result"}}})["stores"]
+        adk = (doc["agents"] or {}).get("adk") or {}
+        dashboard_failed += [f"agents on {store}" for store, row in measured.items() if row.get("error")]
+        dashboard_failed += ["agents on google-adk"] if adk.get("error") else []
     doc["targets"] = summary.targets(doc)
     args.out.write_text(json.dumps(doc, indent=1, default=repr) + "\n")
     md = args.out.with_name(args.out.name.replace("results", "RESULTS").replace(".json", ".md"))
@@ -414,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in failed:
         log(f"FAILED {r['engine']} {r['workload']} {r['store']}: {r['error']}\n{r.get('traceback', '')}")
     for name in dashboard_failed:
-        log(f"FAILED {name} (see results' dashboard section)")
+        log(f"FAILED {name} (see results' dashboard and agents sections)")
     # A closing line CI reads as a count: each configuration whose results were checked, and
     # the dashboard's databases.
     passed = (
