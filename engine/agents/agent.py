@@ -194,8 +194,8 @@ class LlmAgent(BaseNode):
                     f"which is not among its agents now ({', '.join(agents)}): the workflow changed. "
                     "Start a new run."
                 )
-            if target is self:
-                output = await self._converse(ctx, output.handoff(), root=True)
+            if target is self:  # handed back: its instruction still reads the node's input
+                output = await self._converse(ctx, output.handoff(), root=True, values=node_input)
                 continue
             output = await ctx.run_node(target, output.handoff())
             if not isinstance(output, Transfer):
@@ -205,12 +205,16 @@ class LlmAgent(BaseNode):
             "an answer; the agents' instructions should say when to answer instead of transferring"
         )
 
-    async def _converse(self, ctx: Context, node_input: Any, *, root: bool) -> Any:
-        """One agent's part of the conversation: its answer, or the ``Transfer`` it chose."""
+    async def _converse(self, ctx: Context, node_input: Any, *, root: bool, values: Any = None) -> Any:
+        """One agent's part of the conversation: its answer, or the ``Transfer`` it chose.
+
+        On a ``Handoff`` the instruction is filled from state (and ``values``, the root's input,
+        when the conversation comes back to the root).
+        """
         history: list[ModelMessage] | None = None
         if isinstance(node_input, Handoff):
             history, prompt = list(node_input.messages), None
-            instruction = fill(self.instruction, self.name, ctx.state, None)
+            instruction = fill(self.instruction, self.name, ctx.state, values)
         else:
             prompt = EMPTY_INPUT_PROMPT if node_input is None else as_text(node_input)
             instruction = fill(self.instruction, self.name, ctx.state, node_input)

@@ -17,11 +17,13 @@ def transfer(to: str) -> Any:
     return call("transfer_to_agent", {"agent_name": to})
 
 
-def desk(triage: Script, billing: Script, tech: Script) -> Workflow:
+def desk(
+    triage: Script, billing: Script, tech: Script, instruction: str = "Route the customer to the right desk."
+) -> Workflow:
     agent = LlmAgent(
         name="triage",
         model=triage.model,
-        instruction="Route the customer to the right desk.",
+        instruction=instruction,
         sub_agents=[
             LlmAgent(
                 name="billing",
@@ -121,12 +123,13 @@ async def test_a_sub_agent_hands_the_conversation_back_to_its_parent(
 ) -> None:
     triage = Script(transfer("billing"), text("Back at the desk: anything else?"))
     billing = Script(transfer("triage"))
-    runner = Runner(desk(triage, billing, Script()), store=store)
-    result = await runner.run("actually it is not about money")
+    runner = Runner(desk(triage, billing, Script(), "Route {customer} to the right desk."), store=store)
+    result = await runner.run({"customer": "Ann", "text": "actually it is not about money"})
 
     assert result.status == "completed", result.error
     assert result.output == "Back at the desk: anything else?"
     assert (triage.calls, billing.calls) == (2, 1)
+    assert triage.instructions == ["Route Ann to the right desk."] * 2  # still read from the input
     # The parent carries on its own conversation, with what the sub-agent said in it.
     assert [m.kind for m in triage.requests[1]] == ["request", "response", "request", "response", "request"]
     log = await read_log(runner, result.session_id)
