@@ -54,7 +54,7 @@ async def test_the_text_streams_into_the_live_line_and_the_log_keeps_only_the_re
     comm = await page(run, olga)
     await drain(comm)
     driving = asyncio.ensure_future(
-        Runner(get_workflow("web_streaming"), store=DjangoEventStore()).advance(run)
+        Runner(get_workflow("web_streaming"), store=DjangoEventStore(own_thread=True)).advance(run)
     )
 
     await until(comm, f'id="{LIVE}" aria-live="polite"></div>')  # the step started: an empty live line
