@@ -1,14 +1,16 @@
 """Merge a later, partial run into results.json, beside the run's own rows.
 
-    .venv/bin/python -m bench.merge bench/results.json later.json [--concurrency c.json]
+    .venv/bin/python -m bench.merge bench/results.json later.json [--concurrency c.json] [--agents a.json]
     .venv/bin/python -m bench.report bench/results.json
+
+``bench/run.py --merge-into bench/results.json`` does both after a partial run.
 
 For re-measuring a few workloads of our engine (and the floor, in the same run) without
 running every peer again: the later rows go under ``"later"`` (RESULTS.md shows them in a
 section of their own, with the run's command, date and load, and reads the next targets'
 ratios to the floor from them, so each ratio still comes from one run); the peers' rows and
 the first targets stay as measured. A ``bench.concurrency`` result goes under
-``"concurrency"``.
+``"concurrency"``, a ``bench.agents`` result under ``"agents"``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,14 @@ import argparse
 import json
 from pathlib import Path
 from typing import Any
+
+
+def merged(doc: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
+    """``later`` beside ``doc``'s rows, and its ``bench.concurrency`` result if it has one."""
+    doc = merge(doc, later)
+    if later.get("concurrency"):
+        doc["concurrency"] = later["concurrency"]
+    return doc
 
 
 def merge(doc: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
@@ -43,12 +53,15 @@ def main() -> None:
     p.add_argument("results", type=Path)
     p.add_argument("later", type=Path, nargs="?")
     p.add_argument("--concurrency", type=Path)
+    p.add_argument("--agents", type=Path)
     args = p.parse_args()
     doc = json.loads(args.results.read_text())
     if args.later:
-        doc = merge(doc, json.loads(args.later.read_text()))
+        doc = merged(doc, json.loads(args.later.read_text()))
     if args.concurrency:
         doc["concurrency"] = json.loads(args.concurrency.read_text())
+    if args.agents:
+        doc["agents"] = json.loads(args.agents.read_text())
     args.results.write_text(json.dumps(doc, indent=1, default=repr) + "\n")
 
 

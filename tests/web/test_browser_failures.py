@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.web.test_browser import SHOTS, Server, launched_chromium, login, open_page, serving
+from tests.web.test_browser import SHOTS, Server, login, open_page, serving
 
 FLOWS = "tests.web.flows:orders,tests.web.flows:stock_take,tests.web.flows:tally"
 
@@ -20,12 +20,6 @@ FLOWS = "tests.web.flows:orders,tests.web.flows:stock_take,tests.web.flows:tally
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with serving(tmp_path_factory.mktemp("browser-failures"), FLOWS) as live:
         yield live
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with launched_chromium() as launched:
-        yield launched
 
 
 def _seq_of(page: Page, title: str, path_end: str) -> int:
