@@ -76,17 +76,6 @@ def question_document(user: Any, pk: int) -> tuple[dict[str, Any], str, str]:
     return schemas.question(row), row.session_id, row.interrupt_id
 
 
-def answered(user: Any, pk: int) -> tuple[dict[str, Any], int]:
-    row = queries.visible_interrupt(user, pk)
-    if row is None:
-        raise Problem("not-found", f"No question {pk}.")
-    return schemas.question(row), int(row.answer_seq or 0)
-
-
-def is_pending(status: str) -> bool:
-    return status == InterruptStatus.PENDING
-
-
 def stream_batch(session_id: str, after: int) -> tuple[list[dict[str, Any]], str, int]:
     """Events after ``after`` (one batch), and the run's status and last seq read just before."""
     session = queries.get_run(session_id)
