@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import report, summary  # noqa: E402
+from bench import api, report, summary  # noqa: E402
 from bench.common import FULL_SIZES, TINY_SIZES, WORKLOADS, machine  # noqa: E402
 
 BENCH = ROOT / "bench"
@@ -306,6 +306,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--strict", action="store_true", help="exit non-zero when a configuration fails its check")
     p.add_argument(
+        "--no-api",
+        action="store_true",
+        help="skip the JSON API figures (bench/api.py; also skipped when --only leaves out ours)",
+    )
+    p.add_argument(
         "--no-dashboard",
         action="store_true",
         help="skip the dashboard figures (bench/dashboard.py; also skipped when --only leaves out ours)",
@@ -374,6 +379,7 @@ def main(argv: list[str] | None = None) -> int:
         # Filled by later benchmarks: the Django store runs as engine "ours" with stores
         # "django-sqlite"/"django-postgres" in "configs"; the dashboard figures go here.
         "dashboard": None,
+        "api": None,
     }
     dashboard_failed: list[str] = []
     if not args.no_dashboard and (not args.only or "ours" in args.only):
@@ -381,6 +387,11 @@ def main(argv: list[str] | None = None) -> int:
         doc["duration_s"] = round(time.time() - started, 1)
         measured = (doc["dashboard"] or {"databases": {"dashboard": {"error": "no result"}}})["databases"]
         dashboard_failed = [f"dashboard on {db}" for db, row in measured.items() if row.get("error")]
+    if not args.no_api and (not args.only or "ours" in args.only):
+        doc["api"] = api.run_all(args.tiny, args.timeout, log)
+        doc["duration_s"] = round(time.time() - started, 1)
+        measured = doc["api"]["databases"]
+        dashboard_failed += [f"JSON API on {db}" for db, row in measured.items() if row.get("error")]
     doc["targets"] = summary.targets(doc)
     args.out.write_text(json.dumps(doc, indent=1, default=repr) + "\n")
     md = args.out.with_name(args.out.name.replace("results", "RESULTS").replace(".json", ".md"))
@@ -392,11 +403,12 @@ def main(argv: list[str] | None = None) -> int:
     for name in dashboard_failed:
         log(f"FAILED {name} (see results' dashboard section)")
     # A closing line CI reads as a count: each configuration whose results were checked, and
-    # the dashboard's databases.
+    # the dashboard's and the API's databases.
     passed = (
         len(results)
         - len(failed)
         + len((doc["dashboard"] or {}).get("databases") or {})
+        + len((doc.get("api") or {}).get("databases") or {})
         - len(dashboard_failed)
     )
     failures = len(failed) + len(dashboard_failed)
