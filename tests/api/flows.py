@@ -19,7 +19,7 @@ Decision = {"type": "object", "required": ["ok"]}  # a global the body's local n
 
 @node(rerun_on_resume=False)
 async def computed(node_input: dict[str, str]):  # type: ignore[no-untyped-def]
-    Decision = _schema_for(node_input["kind"])  # noqa: N806  (shadows the global on purpose)
+    Decision = _schema_for(node_input["kind"])
     yield RequestInput(interrupt_id=node_input["id"], message="Computed?", response_schema=Decision)
 
 
