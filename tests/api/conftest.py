@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.contrib.auth.models import User
-from django.db import connections
+from django.db import connection, connections
 from django.test import AsyncClient
 
 from tests.wfapp.conftest import (  # noqa: F401  (fixtures shared with the wfapp tests)
@@ -80,6 +80,15 @@ async def as_mallory(mallory: User) -> Api:  # noqa: F811
 @pytest.fixture
 def anonymous(transactional_db: None) -> Api:
     return Api(None)
+
+
+@pytest.fixture
+def workers_mode(settings: Any, transactional_db: None, workflows: None) -> Iterator[None]:  # noqa: F811
+    """``WFAPP_RUNTIME=workers`` for one test: runs execute in procrastinate jobs (PostgreSQL only)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the workers mode runs on PostgreSQL only: set DATABASE_URL")
+    settings.WFAPP_RUNTIME = "workers"
+    yield
 
 
 @pytest.fixture

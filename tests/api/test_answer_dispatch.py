@@ -17,24 +17,18 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 from django.db import connection
 
-from tests.api.conftest import Api
+from tests.api.conftest import Api, workers_mode
 from tests.api.flows import PATH
 from tests.wfapp.helpers import settled
 from wfapp.api import live
 from wfapp.worker.process import running_worker
 
+__all__ = ["workers_mode"]  # the fixture
+
 
 @pytest.fixture
 def ask_then_wait(settings: Any, workflows: None) -> Iterator[None]:
     settings.WFAPP_WORKFLOWS = [*settings.WFAPP_WORKFLOWS, PATH]
-    yield
-
-
-@pytest.fixture
-def workers_mode(settings: Any, transactional_db: None, workflows: None) -> Iterator[None]:
-    if connection.vendor != "postgresql":
-        pytest.skip("the workers mode runs on PostgreSQL only: set DATABASE_URL")
-    settings.WFAPP_RUNTIME = "workers"
     yield
 
 

@@ -87,6 +87,33 @@ async def test_bad_answers(waiting_run: Callable[..., Any], as_alice: Api, no_er
     assert await Event.objects.filter(kind="answer").acount() == 0
 
 
+ANSWER_CASES = [
+    ("{not json", "application/json", 400, "malformed-json"),
+    ('{"answer": true,}', "application/json", 400, "malformed-json"),
+    ("answer=yes", "application/x-www-form-urlencoded", 415, "unsupported-media-type"),
+    ('{"answer": {"approved": true}}', "text/plain", 415, "unsupported-media-type"),
+    ('{"answer": {"approved": true}, "extra": 1}', "application/json", 422, "validation"),
+    ("[true]", "application/json", 422, "validation"),
+    ("", "application/json", 422, "validation"),
+    ('{"answer": "' + "x" * 70_000 + '"}', "application/json", 413, "payload-too-large"),
+]
+
+
+async def test_bad_answer_bodies_change_nothing(
+    waiting_run: Callable[..., Any], as_alice: Api, no_errors_logged: None
+) -> None:
+    run = await waiting_run()
+    path = f"interrupts/{run['pending'][0]['id']}/answer"
+    before = await _counts()
+    for body, content_type, status, kind in ANSWER_CASES:
+        response = await as_alice.post(path, body, content_type=content_type, **{"Idempotency-Key": "a-1"})
+        assert response.status_code == status, (body[:40], response.content)
+        assert response["Content-Type"] == "application/problem+json"
+        assert response.json()["type"] == f"/api/v1/problems/{kind}", response.json()
+    assert await _counts() == before  # not even an audit record: none reached the services
+    assert (await as_alice.get(path.removesuffix("/answer"))).json()["status"] == "pending"
+
+
 @pytest.mark.parametrize(
     ("query", "kind"),
     [
@@ -97,6 +124,9 @@ async def test_bad_answers(waiting_run: Callable[..., Any], as_alice: Api, no_er
         ("interrupts?sort=sideways", "validation"),
         ("runs/x/events?after=-1", "validation"),
         ("runs/x/events?limit=100000", "validation"),
+        ("runs/x/stream?after=-1", "validation"),
+        ("interrupts/stream?after=-2", "validation"),
+        ("interrupts/stream?workflow=" + "w" * 201, "validation"),
     ],
 )
 async def test_bad_queries(as_alice: Api, no_errors_logged: None, query: str, kind: str) -> None:
