@@ -201,6 +201,11 @@ def measure(database: str, size: dict[str, int]) -> dict[str, Any]:
         answered = answer_to_completion(server.port, token, size["answers"], size["warmup"])
         pushed = stream_latency(server.port, token, size["push_events"], size["push_pause_ms"])
         reads = reads_per_second(server.port, token, size["readers"], size["read_seconds"])
+    from django.db import connections
+
+    for opened in connections.all():  # the pool's too: the database is dropped at exit
+        opened.close()
+        getattr(opened, "close_pool", lambda: None)()
     return {"database": database, "sizes": size, "answer": answered, "stream": pushed, "get_run": reads}
 
 

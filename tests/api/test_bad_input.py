@@ -7,11 +7,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from asgiref.sync import ThreadSensitiveContext
 from django.contrib.auth.models import User
 from django.test import AsyncClient
 
-from tests.api.conftest import EXPENSE, Api
+from tests.api.conftest import EXPENSE, Api, request_thread
 from wfapp.models import AnswerAttempt, Event, IdempotencyRecord, Interrupt, Session
 
 
@@ -150,7 +149,7 @@ async def test_bad_tokens(
 ) -> None:
     before = await _counts()
     client = AsyncClient()
-    async with ThreadSensitiveContext():
+    async with request_thread():
         response = await client.post(
             "/api/v1/workflows/expense_approval/runs",
             {"input": EXPENSE},
@@ -167,7 +166,7 @@ async def test_a_session_must_send_the_csrf_token_to_change_anything(
 ) -> None:
     client = AsyncClient(enforce_csrf_checks=True)
     await client.aforce_login(alice)
-    async with ThreadSensitiveContext():
+    async with request_thread():
         read = await client.get("/api/v1/runs")  # reading needs no CSRF token
         refused = await client.post(
             "/api/v1/workflows/expense_approval/runs", {"input": EXPENSE}, content_type="application/json"
@@ -175,7 +174,7 @@ async def test_a_session_must_send_the_csrf_token_to_change_anything(
     assert read.status_code == 200
     assert refused.status_code == 403 and refused.json()["type"] == "/api/v1/problems/csrf-failed"
     assert await Session.objects.acount() == 0
-    async with ThreadSensitiveContext():
+    async with request_thread():
         page = await client.get("/api/tokens/")
         token = page.cookies["csrftoken"].value
         started = await client.post(
@@ -190,7 +189,7 @@ async def test_a_session_must_send_the_csrf_token_to_change_anything(
 async def test_unknown_urls_and_methods_are_problems(as_alice: Api, no_errors_logged: None) -> None:
     missing = await as_alice.get("no/such/thing")
     assert missing.status_code == 404 and missing.json()["type"] == "/api/v1/problems/not-found"
-    async with ThreadSensitiveContext():
+    async with request_thread():
         wrong = await as_alice.client.delete("/api/v1/runs", headers=as_alice.headers)
     assert wrong.status_code == 405 and wrong.json()["type"] == "/api/v1/problems/method-not-allowed"
     assert wrong["Allow"] == "GET"

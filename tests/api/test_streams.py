@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from asgiref.sync import ThreadSensitiveContext, sync_to_async
+from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 
-from tests.api.conftest import EXPENSE, Api
+from tests.api.conftest import EXPENSE, Api, request_thread
 from tests.api.sse import Reader
 from wfapp.api import tokens
 from wfapp.models import ApiToken, Event
 
 
 async def _stream(api: Api, path: str, **headers: str) -> Reader:
-    async with ThreadSensitiveContext():
+    async with request_thread():
         return Reader(await api.get(path, **headers))
 
 
