@@ -197,6 +197,7 @@ def measure(database: str, size: dict[str, int]) -> dict[str, Any]:
         parts = urllib.parse.urlsplit(os.environ["DATABASE_URL"])
         url = urllib.parse.urlunsplit(parts._replace(path="/" + str(settings.DATABASES["default"]["NAME"])))
     connection.close()
+    started, load_before = time.perf_counter(), os.getloadavg()[0]
     with Server(data_dir, environ_for_server(data_dir, url), data_dir / "commits.log") as server:
         answered = answer_to_completion(server.port, token, size["answers"], size["warmup"])
         pushed = stream_latency(server.port, token, size["push_events"], size["push_pause_ms"])
@@ -206,7 +207,16 @@ def measure(database: str, size: dict[str, int]) -> dict[str, Any]:
     for opened in connections.all():  # the pool's too: the database is dropped at exit
         opened.close()
         getattr(opened, "close_pool", lambda: None)()
-    return {"database": database, "sizes": size, "answer": answered, "stream": pushed, "get_run": reads}
+    return {
+        "database": database,
+        "sizes": size,
+        "answer": answered,
+        "stream": pushed,
+        "get_run": reads,
+        "load_before": load_before,
+        "load_after": os.getloadavg()[0],
+        "duration_s": time.perf_counter() - started,
+    }
 
 
 def run_all(tiny: bool, timeout: float, log: Any = print) -> dict[str, Any]:
@@ -228,7 +238,7 @@ def run_all(tiny: bool, timeout: float, log: Any = print) -> dict[str, Any]:
                 measured[db] = {"error": f"timed out after {timeout:.0f} s"}
                 continue
             if out.exists():
-                measured[db] = {**json.loads(out.read_text()), "duration_s": time.perf_counter() - started}
+                measured[db] = json.loads(out.read_text())
             else:
                 measured[db] = {"error": f"exited {done.returncode}: {done.stderr[-2000:]}"}
         shown = f"FAILED: {measured[db]['error']}" if measured[db].get("error") else "done"

@@ -51,7 +51,8 @@ def _database(db: str, row: dict[str, Any]) -> list[str]:
         "",
         f"`GET runs/{{id}}`: {reads['per_second']:.0f} requests/s ({reads['requests']} in "
         f"{reads['seconds']} s from {reads['readers']} connections). "
-        f"Measured in {row.get('duration_s', 0):.0f} s.",
+        f"Measured in {row.get('duration_s', 0):.0f} s, the load average going from "
+        f"{row.get('load_before', 0):.1f} to {row.get('load_after', 0):.1f} (2 cores).",
         "",
     ]
 
