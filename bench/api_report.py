@@ -35,6 +35,11 @@ def _database(db: str, row: dict[str, Any]) -> list[str]:
     if row.get("error"):
         return [f"### {name}", "", f"FAILED: {row['error']}", ""]
     answer, stream, reads = row["answer"], row["stream"], row["get_run"]
+    measured = f"Measured in {row['duration_s']:.0f} s" if "duration_s" in row else "Measured"
+    if "load_before" in row:
+        measured += (
+            f", the load average going from {row['load_before']:.1f} to {row['load_after']:.1f} (2 cores)"
+        )
     return [
         f"### {name}",
         "",
@@ -50,9 +55,7 @@ def _database(db: str, row: dict[str, Any]) -> list[str]:
         ),
         "",
         f"`GET runs/{{id}}`: {reads['per_second']:.0f} requests/s ({reads['requests']} in "
-        f"{reads['seconds']} s from {reads['readers']} connections). "
-        f"Measured in {row.get('duration_s', 0):.0f} s, the load average going from "
-        f"{row.get('load_before', 0):.1f} to {row.get('load_after', 0):.1f} (2 cores).",
+        f"{reads['seconds']} s from {reads['readers']} connections). {measured}.",
         "",
     ]
 

@@ -60,6 +60,21 @@ async def _revoked(user: Any) -> bool:
     return token_id is not None and not await sync_to_async(tokens.still_active)(token_id)
 
 
+def _sse_resumed_after(last: str) -> dict[str, Any]:
+    """The OpenAPI of a stream that resumes after its ``Last-Event-ID`` header (``last``)."""
+    header = {
+        "name": "Last-Event-ID",
+        "in": "header",
+        "required": False,
+        "description": f"{last}: the stream resumes after it.",
+        "schema": {"type": "string", "pattern": "^[0-9]+$"},
+    }
+    return {
+        "responses": {"200": {"description": "Server-Sent Events", "content": SSE}},
+        "parameters": [header],
+    }
+
+
 def _revoked_frame() -> str:
     problem = Problem("invalid-token", "The API token was revoked; the stream ends here.")
     return frame(problem.document(), event="error")
@@ -82,18 +97,7 @@ def _resume_from(request: HttpRequest, after: int) -> int:
     "/{run_id}/stream",
     response={200: None, **problems(400, 401, 404, 422)},
     summary="Stream a run's events (SSE)",
-    openapi_extra={
-        "responses": {"200": {"description": "Server-Sent Events", "content": SSE}},
-        "parameters": [
-            {
-                "name": "Last-Event-ID",
-                "in": "header",
-                "required": False,
-                "description": "The seq of the last event received: the stream resumes after it.",
-                "schema": {"type": "string", "pattern": "^[0-9]+$"},
-            }
-        ],
-    },
+    openapi_extra=_sse_resumed_after("The seq of the last event received"),
 )
 async def run_stream(request: HttpRequest, run_id: str, query: Query[StreamQuery]) -> StreamingHttpResponse:
     """Every event of the run after `after` (or `Last-Event-ID`), then each as it is appended.
@@ -140,18 +144,7 @@ class InboxQuery(Schema):
     "/stream",
     response={200: None, **problems(400, 401, 422)},
     summary="Stream the inbox's changes (SSE)",
-    openapi_extra={
-        "responses": {"200": {"description": "Server-Sent Events", "content": SSE}},
-        "parameters": [
-            {
-                "name": "Last-Event-ID",
-                "in": "header",
-                "required": False,
-                "description": "The position of the last change received: the stream resumes after it.",
-                "schema": {"type": "string", "pattern": "^[0-9]+$"},
-            }
-        ],
-    },
+    openapi_extra=_sse_resumed_after("The position of the last change received"),
 )
 async def inbox_stream(request: HttpRequest, filters: Query[InboxQuery]) -> StreamingHttpResponse:
     """The pending questions you may answer (`event: pending` each, then `event: ready`), then changes.
