@@ -1,10 +1,10 @@
 """The embedded runtime: executes runs inside this process, many at once, each under a lease.
 
 ``kick(session_id)`` claims a run and advances it in a task of the runtime's event loop
-until it waits or ends; it is safe to call from any thread and returns the turn's future. A maintenance task renews the
-leases of the runs in flight and sweeps for runs that need a worker: runs left ``running``
-by a stopped process, and runs answered while no worker was around; the sweep also purges
-expired ``Idempotency-Key`` records. The CLI uses ``drive``
+until it waits or ends; it is safe to call from any thread and returns the turn's future. A
+maintenance task renews the leases of the runs in flight and sweeps for runs that need a
+worker: runs left ``running`` by a stopped process, and runs answered while no worker was
+around; the sweep also purges expired ``Idempotency-Key`` records. The CLI uses ``drive``
 directly, in its own process, under its own lease.
 """
 

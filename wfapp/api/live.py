@@ -57,14 +57,15 @@ async def doorbells(*groups: str) -> AsyncIterator[Doorbells]:
                 await layer.group_discard(group, channel)
 
 
-async def turn_settled(turn: Turn | None, timeout: float = SETTLE_WAIT) -> bool:
+async def turn_settled(turn: Turn | None, timeout: float | None = None) -> bool:
     """Whether this process's turn of the run (``Runtime.kick``) settled it within ``timeout``:
     the run took the answer up here. False when it advances elsewhere (``turn`` None: a worker's
-    job, or the next sweep), was held by another worker, or is still going."""
+    job, or the next sweep), was held by another worker, or is still going after ``timeout``
+    (default ``SETTLE_WAIT``)."""
     if turn is None:
         return False
     try:
-        async with asyncio.timeout(timeout):
+        async with asyncio.timeout(SETTLE_WAIT if timeout is None else timeout):
             result = await asyncio.shield(asyncio.wrap_future(turn))
     except TimeoutError:
         return False
