@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench.agents_report import agents_section
 from bench.api_report import api_section
 from bench.common import TITLES, WORKLOADS
 from bench.dashboard_report import dashboard_section
@@ -474,7 +475,13 @@ def render(doc: dict[str, Any]) -> str:
         + _later(doc)
         + _concurrency(doc)
     )
-    parts += dashboard_section(doc.get("dashboard")) + api_section(doc.get("api")) + _all(doc) + _notes(doc)
+    parts += (
+        dashboard_section(doc.get("dashboard"))
+        + agents_section(doc.get("agents"))
+        + api_section(doc.get("api"))
+        + _all(doc)
+        + _notes(doc)
+    )
     return "\n".join(parts)
 
 
