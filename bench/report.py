@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.agents_report import agents_section
+from bench.api_report import api_section
 from bench.common import TITLES, WORKLOADS
 from bench.dashboard_report import dashboard_section
 from bench.summary import find, summarize, targets
@@ -481,7 +482,11 @@ def render(doc: dict[str, Any]) -> str:
         + _concurrency(doc)
     )
     parts += (
-        dashboard_section(doc.get("dashboard")) + agents_section(doc.get("agents")) + _all(doc) + _notes(doc)
+        dashboard_section(doc.get("dashboard"))
+        + agents_section(doc.get("agents"))
+        + api_section(doc.get("api"))
+        + _all(doc)
+        + _notes(doc)
     )
     return "\n".join(parts)
 
