@@ -283,8 +283,15 @@ class Runner:
             report = check_folded(self.workflow, loaded.events, index)
             if not report.replays:
                 return await self._refuse_divergent(loaded, str(report))
-        await self.store.set_status(session_id, "running")
         root = self._root
+        finished = index.records.get(root)
+        if finished is not None and finished.done and not index.pending:
+            # The last turn stopped between the workflow's completion and its status (a worker
+            # killed there): record the status alone; the workflow does not complete twice.
+            output = self.workflow.restore_output(finished.output)
+            outcome = Outcome("completed", output, output_seq=finished.output_seq)
+            return await self._finish(loaded, SessionRun(session_id, index, writer), outcome)
+        await self.store.set_status(session_id, "running")
         try:
             while True:
                 writer.absorbed_answers = 0
