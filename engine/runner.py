@@ -25,6 +25,7 @@ from .errors import (
 )
 from .events import Answer, ErrorInfo, Event, Interrupt
 from .execution import SessionRun
+from .gate import NodeGate
 from .limits import check_id, safe_text
 from .memory import InMemoryEventStore
 from .outcome import Outcome
@@ -61,9 +62,12 @@ class _Loaded:
 class Runner:
     """Drives runs of ``workflow`` against ``store`` (in memory unless given)."""
 
-    def __init__(self, workflow: Workflow, store: EventStore | None = None) -> None:
+    def __init__(
+        self, workflow: Workflow, store: EventStore | None = None, gate: NodeGate | None = None
+    ) -> None:
         self.workflow = workflow
         self.store: EventStore = store if store is not None else InMemoryEventStore()
+        self.gate = gate  # a host's drain: see engine.gate
         self._root = f"{workflow.name}@1"
         self._turns: dict[str, asyncio.Task[RunResult]] = {}
         self._cancelled_by: dict[str, str | None] = {}
@@ -295,7 +299,7 @@ class Runner:
         try:
             while True:
                 writer.absorbed_answers = 0
-                run = SessionRun(session_id, index, writer)
+                run = SessionRun(session_id, index, writer, self.gate)
                 outcome = await run.execute(self.workflow, node_input, root, [root], self.workflow.name)
                 await writer.close()
                 if outcome.status != "waiting":
