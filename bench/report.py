@@ -12,6 +12,7 @@ from typing import Any
 
 from bench.common import TITLES, WORKLOADS
 from bench.dashboard_report import dashboard_section
+from bench.scaled_report import scaled_section
 from bench.summary import find, summarize, targets
 
 ENGINE_NAMES = {"ours": "ours", "floor": "floor", "adk": "google-adk", "langgraph": "LangGraph"}
@@ -473,7 +474,8 @@ def render(doc: dict[str, Any]) -> str:
         + _later(doc)
         + _concurrency(doc)
     )
-    parts += dashboard_section(doc.get("dashboard")) + _all(doc) + _notes(doc)
+    parts += dashboard_section(doc.get("dashboard")) + scaled_section(doc.get("scaled"), _table)
+    parts += _all(doc) + _notes(doc)
     return "\n".join(parts)
 
 
