@@ -23,7 +23,7 @@ def merge(doc: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
     """Keep ``later``'s rows beside the run's own (the next targets are read from them)."""
     loads = [r[k] for r in later["configs"] for k in ("load_before", "load_after") if r.get(k) is not None]
     doc["later"] = {
-        "command": _portable(later["command"]),
+        "command": portable(later["command"]),
         "generated_at": later["generated_at"],
         "commit": (later.get("git") or {}).get("commit", "?"),
         "load": f"{min(loads):.1f} to {max(loads):.1f}" if loads else "?",
@@ -32,7 +32,7 @@ def merge(doc: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-def _portable(command: str) -> str:
+def portable(command: str) -> str:
     """The command without this machine's paths: ``--out`` keeps the file's name only."""
     words = command.split()
     return " ".join(Path(w).name if i and words[i - 1] == "--out" else w for i, w in enumerate(words))

@@ -37,6 +37,7 @@ from typing import Any
 import psycopg
 
 from bench.common import machine
+from bench.merge import portable
 from bench.scaled_flows import NODES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -278,9 +279,10 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
     pg = Postgres(os.environ["DATABASE_URL"])
     template = f"wfbench_scaled_{os.getpid()}"
     doc: dict[str, Any] = {
-        "command": " ".join(["python -m bench.scaled", *sys.argv[1:]]),
+        "command": portable(" ".join(["python -m bench.scaled", *sys.argv[1:]])),
         "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": machine(),
+        "redis": bool(os.environ.get("REDIS_URL")),
         "sizes": {
             "runs": args.runs,
             "nodes": NODES,

@@ -49,7 +49,7 @@ def _admin(sql: str, admin: str = ADMIN_URL) -> None:
 def base_env(url: str, test_dir: Path, **extra: str) -> dict[str, str]:
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "wfapp.settings.embedded",
+        "DJANGO_SETTINGS_MODULE": "tests.scaled.settings",
         "DATABASE_URL": url,
         "WFAPP_RUNTIME": "workers",
         "WFAPP_EXTRA_WORKFLOWS": ",".join(PATHS.values()),

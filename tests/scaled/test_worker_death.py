@@ -42,12 +42,12 @@ def test_kill_9_mid_run_twenty_times_loses_nothing_and_reruns_no_completed_node(
             runs += cluster.drive("start", "chain", "40", '{"pause": 0.15}')
         time.sleep(rng.uniform(0.1, 0.5))
         victims: list[subprocess.Popen[bytes]] = []
-        for _ in range(50):  # a worker in the middle of a run
-            victims = [w for w in workers if w.poll() is None and _held_by(cluster, w.pid)]
-            if victims:
-                break
-            time.sleep(0.05)
-        assert victims, "no worker is in the middle of a run"
+
+        def in_the_middle_of_a_run() -> bool:
+            victims[:] = [w for w in workers if w.poll() is None and _held_by(cluster, w.pid)]
+            return bool(victims)
+
+        cluster.wait_for(in_the_middle_of_a_run, "a worker in the middle of a run", timeout=60)
         victim = rng.choice(victims)
         victim.send_signal(signal.SIGKILL)
         victim.wait()
