@@ -23,6 +23,11 @@ def _held_by(cluster: Cluster, pid: int) -> dict[str, int]:
     return dict(rows)
 
 
+def _mid_run(cluster: Cluster, workers: list[subprocess.Popen[bytes]]) -> list[subprocess.Popen[bytes]]:
+    """The live workers holding a run in flight."""
+    return [w for w in workers if w.poll() is None and _held_by(cluster, w.pid)]
+
+
 def _completed_nodes(cluster: Cluster) -> list[tuple[str, str, float]]:
     return cluster.sql(
         "SELECT session_id, node_path, timestamp FROM wfapp_event WHERE kind = 'completed' "
@@ -43,11 +48,11 @@ def test_kill_9_mid_run_twenty_times_loses_nothing_and_reruns_no_completed_node(
         time.sleep(rng.uniform(0.1, 0.5))
         victims: list[subprocess.Popen[bytes]] = []
 
-        def in_the_middle_of_a_run() -> bool:
-            victims[:] = [w for w in workers if w.poll() is None and _held_by(cluster, w.pid)]
+        def found(victims: list[subprocess.Popen[bytes]] = victims) -> bool:
+            victims[:] = _mid_run(cluster, workers)
             return bool(victims)
 
-        cluster.wait_for(in_the_middle_of_a_run, "a worker in the middle of a run", timeout=60)
+        cluster.wait_for(found, "a worker in the middle of a run", timeout=60)
         victim = rng.choice(victims)
         victim.send_signal(signal.SIGKILL)
         victim.wait()

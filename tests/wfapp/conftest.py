@@ -59,10 +59,11 @@ async def engine_runtime(transactional_db: None, workflows: None) -> AsyncIterat
 
 
 @pytest.fixture
-def cli_worker(transactional_db: None, workflows: None) -> Iterator[None]:
-    """In workers mode, a procrastinate worker in a thread of its own for the test's duration:
-    ``manage.py wf start|answer|retry`` defer to the workers and wait for one (in embedded
-    mode the CLI executes runs itself and this does nothing)."""
+def queue_worker(transactional_db: None, workflows: None) -> Iterator[None]:
+    """In workers mode, a procrastinate worker in a thread of its own for the test's duration,
+    for what hands runs to the workers: ``manage.py wf start|answer|retry`` (they wait for one)
+    and ``serve`` processes (they execute nothing). In embedded mode it does nothing: the CLI
+    and the servers execute runs themselves."""
     if not workers_mode():
         yield
         return

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RECORDED = Path(__file__).parent / "recorded"
 
 # In workers mode the CLI defers to the workers and waits for one: a worker runs meanwhile.
-pytestmark = pytest.mark.usefixtures("cli_worker")
+pytestmark = pytest.mark.usefixtures("queue_worker")
 
 
 def wf(*args: str) -> Any:
