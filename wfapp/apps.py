@@ -15,7 +15,7 @@ class WfappConfig(AppConfig):
 
         from . import checks  # noqa: F401  (registers the checks)
         from .inputs import apply_limits, limits_changed
-        from .web import logout  # noqa: F401  (closes a session's sockets when it logs out)
+        from .web.live import logout  # noqa: F401  (closes a session's sockets when it logs out)
 
         apply_limits()
         setting_changed.connect(limits_changed)

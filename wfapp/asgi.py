@@ -1,7 +1,7 @@
 """The ASGI application: Django for HTTP, the dashboard's consumers for websockets.
 
 Websockets pass the origin check and the session authentication before any consumer; the
-consumers live in ``wfapp.web.routing.websocket_urlpatterns`` when the dashboard provides it.
+consumers live in ``wfapp.web.live.routing.websocket_urlpatterns`` when the dashboard provides it.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from wfapp.startup import StartRuntime  # noqa: E402
 
 def _websocket_urlpatterns() -> list[object]:
     try:
-        if find_spec("wfapp.web.routing") is None:
+        if find_spec("wfapp.web.live.routing") is None:
             return []
     except ModuleNotFoundError:
         return []
-    from wfapp.web.routing import websocket_urlpatterns
+    from wfapp.web.live.routing import websocket_urlpatterns
 
     return list(websocket_urlpatterns)
 

@@ -7,7 +7,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel
 
-from wfapp.web.schema_form import bulk_decision
+from wfapp.schema_forms.form import bulk_decision
 
 
 class Expense(BaseModel):

@@ -54,7 +54,7 @@ async def test_a_tab_closed_during_a_live_update_is_logged_quietly(
     assert (await comm.connect())[0]
     await comm.send_to(text_data=json.dumps({"type": "hello", "last_seq": 0}))
     await drain(comm)
-    caplog.set_level(logging.DEBUG, logger="wfapp.web.consumers")
+    caplog.set_level(logging.DEBUG, logger="wfapp.web.live.consumers")
 
     tab.close()
     await start()  # live updates for every page are on their way as the tab goes

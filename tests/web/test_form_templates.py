@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 from django.template.loader import render_to_string
 from django.utils.datastructures import MultiValueDict
 
-from wfapp.web.schema_form import SchemaForm
+from wfapp.schema_forms.form import SchemaForm
 
 EXPENSE_ANSWER = {
     "type": "object",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from wfapp.web.graph_layout import crossings, layout
-from wfapp.web.graph_svg import render_graph, render_node
+from wfapp.web.graph.layout import crossings, layout
+from wfapp.web.graph.svg import render_graph, render_node
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -11,7 +11,7 @@ from django.test import Client
 
 from tests.web.test_consumers import ORIGIN, drain, olga, start
 from wfapp.asgi import application
-from wfapp.web.logout import LOGGED_OUT
+from wfapp.web.live.logout import LOGGED_OUT
 
 __all__ = ["olga"]  # the fixture
 

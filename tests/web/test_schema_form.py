@@ -10,7 +10,7 @@ import pytest
 from django.utils.datastructures import MultiValueDict
 from pydantic import BaseModel, Field
 
-from wfapp.web.schema_form import MISSING, SchemaForm
+from wfapp.schema_forms.form import MISSING, SchemaForm
 
 
 def post(**fields: Any) -> MultiValueDict:

@@ -1,12 +1,12 @@
 """The operator dashboard: pages, htmx fragments, websocket consumers and their presenters.
 
-- `schema_form` (with `schema_resolve`, `schema_widgets`, `schema_values`, `schema_errors`):
-  JSON Schema -> widgets -> validated JSON, and `bulk_decision`.
-- `graph_layout` / `graph_svg`: the workflow graph as inline SVG.
+- `views/` (`inbox`, `workflows`, `runs`, + `http` helpers), wired in `urls`.
+- `live/`: websocket `consumers`, wired in `routing` (`wfapp.asgi` adds the origin check and
+  authentication), their client `frames`, and socket closing at `logout`.
+- `graph/`: the workflow graph as inline SVG.
 - `run_state`: node statuses, state and timeline entries folded from a run's events (pure).
-- `queries`: every read, with the permission filter (`answerable`) pages and sockets share.
-- `presenter`: view models and the live fragments sockets send.
-- `views_inbox`, `views_workflows`, `views_runs` (+ `http` helpers), wired in `urls`.
-- `consumers`, wired in `routing` (`wfapp.asgi` adds the origin check and authentication).
-Business actions are `wfapp.services` calls; nothing here writes to the database itself.
+- `queries`: every read, with the permission filter (`answerable`) pages, sockets and the API share.
+- `presenter`: view models and the live fragments sockets send; `transcripts`: agents' conversations.
+The JSON-Schema forms are `wfapp.schema_forms`. Business actions are `wfapp.services` calls;
+nothing here writes to the database itself.
 """

@@ -20,11 +20,11 @@ from wfapp.models import Event as EventRow
 from wfapp.models import Interrupt, InterruptStatus, RunStatus, Session
 from wfapp.permissions import can_answer
 from wfapp.registry import all_versions, all_workflows
+from wfapp.schema_forms.form import SchemaForm, bulk_decision
 from wfapp.web import counts, queries
-from wfapp.web.graph_svg import render_graph
+from wfapp.web.graph.svg import render_graph
 from wfapp.web.readable import Row, answer_summary, pretty, preview, rows
 from wfapp.web.run_state import Entry, describe_event, fold_state, node_statuses
-from wfapp.web.schema_form import SchemaForm, bulk_decision
 from wfapp.web.transcripts import transcripts
 
 RUN_GRAPH_ID = "run-graph-svg"

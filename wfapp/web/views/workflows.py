@@ -18,11 +18,11 @@ from wfapp import services, versions
 from wfapp.errors import InputValidationError, NotPermitted, UnknownWorkflowError
 from wfapp.permissions import can_start, check_start
 from wfapp.registry import all_workflows
+from wfapp.schema_forms.form import SchemaForm
+from wfapp.schema_forms.values import nearest_key
 from wfapp.web import queries
-from wfapp.web.graph_svg import render_graph
+from wfapp.web.graph.svg import render_graph
 from wfapp.web.http import is_fragment_request, notice, too_large, too_large_message
-from wfapp.web.schema_form import SchemaForm
-from wfapp.web.schema_values import nearest_key
 
 
 def _card(workflow: Any, user: Any, data: Any = None) -> dict[str, Any]:

@@ -13,8 +13,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Protocol
 
 from engine import limits
-from wfapp.web.schema_rows import row_count
-from wfapp.web.schema_widgets import MISSING, Widget, choice_value, path_key
+from wfapp.schema_forms.rows import row_count
+from wfapp.schema_forms.widgets import MISSING, Widget, choice_value, path_key
 
 
 class FormData(Protocol):

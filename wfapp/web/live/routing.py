@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from wfapp.web import consumers
+from wfapp.web.live import consumers
 
 websocket_urlpatterns = [
     path("ws/nav/", consumers.NavConsumer.as_asgi()),

@@ -21,7 +21,7 @@ from html import escape
 from typing import Any
 from urllib.parse import urlencode
 
-from wfapp.web.graph_layout import START, layout, node_names
+from wfapp.web.graph.layout import START, layout, node_names
 
 STATUSES = ("pending", "running", "completed", "waiting", "failed")
 DEFAULT_ROUTE = "__DEFAULT__"

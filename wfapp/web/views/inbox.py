@@ -26,10 +26,10 @@ from wfapp import audit, services
 from wfapp.errors import NotPermitted, RunStateError, UnknownRunError, UnknownWorkflowError
 from wfapp.models import AttemptOutcome, Interrupt, InterruptStatus
 from wfapp.permissions import can_answer
+from wfapp.schema_forms.form import bulk_decision
+from wfapp.schema_forms.values import nearest_key
 from wfapp.web import presenter, queries
 from wfapp.web.http import is_fragment_request, notice, page_or_fragment, too_large, too_large_message
-from wfapp.web.schema_form import bulk_decision
-from wfapp.web.schema_values import nearest_key
 
 
 def inbox_filters(request: HttpRequest) -> dict[str, Any]:

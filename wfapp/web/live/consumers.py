@@ -26,8 +26,9 @@ from django.conf import settings
 from django.utils import timezone
 
 from wfapp.doorbell import INBOX_GROUP, RUNS_GROUP, session_group
-from wfapp.web import frames, presenter, queries
-from wfapp.web.logout import LOGGED_OUT, login_group
+from wfapp.web import presenter, queries
+from wfapp.web.live import frames
+from wfapp.web.live.logout import LOGGED_OUT, login_group
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from wfapp.web.schema_resolve import UnresolvableSchema, resolve
+from wfapp.schema_forms.resolve import UnresolvableSchema, resolve
 
 
 def example(schema: Any, root: dict[str, Any], depth: int = 0) -> Any:

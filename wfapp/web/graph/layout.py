@@ -2,7 +2,7 @@
 
 Longest-path layering from START on the graph without its back edges (found by a depth-first
 search, so loops keep a top-to-bottom reading order), then a few barycenter sweeps to reduce
-crossings. The result is abstract (layer and order per node); `graph_svg` turns it into pixels.
+crossings. The result is abstract (layer and order per node); `svg` turns it into pixels.
 """
 
 from __future__ import annotations

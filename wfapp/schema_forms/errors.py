@@ -12,7 +12,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
-from wfapp.web.schema_widgets import Widget, path_key
+from wfapp.schema_forms.widgets import Widget, path_key
 
 FORMAT_NAMES = {
     "email": "an email address",

@@ -1,6 +1,6 @@
 """Forms generated from JSON Schema: interrupt answers and workflow start forms.
 
-`SchemaForm(schema)` renders the schema's widgets (see `schema_widgets`) with their defaults;
+`SchemaForm(schema)` renders the schema's widgets (see `widgets`) with their defaults;
 `SchemaForm(schema, data=request.POST)` reads the POST back into a JSON value, validates it with
 `jsonschema` (Draft 2020-12) and keeps what was typed, so a 422 page shows the same input with
 field errors. `bulk_decision(schema)` says whether many interrupts of that schema can be approved
@@ -15,11 +15,11 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from wfapp.web.schema_errors import validate
-from wfapp.web.schema_resolve import UnresolvableSchema, resolve
-from wfapp.web.schema_rows import RowEdit, apply_edit
-from wfapp.web.schema_values import FormData, keep_decimal_text, keep_typed, parse, show_value
-from wfapp.web.schema_widgets import MISSING, Widget, build_widgets, path_key
+from wfapp.schema_forms.errors import validate
+from wfapp.schema_forms.resolve import UnresolvableSchema, resolve
+from wfapp.schema_forms.rows import RowEdit, apply_edit
+from wfapp.schema_forms.values import FormData, keep_decimal_text, keep_typed, parse, show_value
+from wfapp.schema_forms.widgets import MISSING, Widget, build_widgets, path_key
 
 __all__ = ["MISSING", "BulkDecision", "SchemaForm", "Widget", "bulk_decision", "path_key"]
 

@@ -2,8 +2,8 @@
 
 Used for interrupt answers (`Interrupt.response_schema`) and start forms
 (`workflow.input_schema`). The schema is usually pydantic's `model_json_schema()`;
-`schema_resolve` reduces its `$ref`/`anyOf` shapes first. An array of objects becomes a row
-editor ("rows": one fieldset per item, built by the same builder, see `schema_rows`). Anything a
+`resolve` reduces its `$ref`/`anyOf` shapes first. An array of objects becomes a row
+editor ("rows": one fieldset per item, built by the same builder, see `rows`). Anything a
 form cannot express well (`oneOf`, free objects, arrays of arrays, recursive models, no schema
 at all) becomes a JSON textarea checked against its sub-schema, so every schema is answerable.
 """
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from wfapp.web.schema_resolve import Resolved, UnresolvableSchema, resolve
-from wfapp.web.schema_words import describe, example
+from wfapp.schema_forms.resolve import Resolved, UnresolvableSchema, resolve
+from wfapp.schema_forms.words import describe, example
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING", "__bool__": lambda self: False})()
 

@@ -1,0 +1,1 @@
+"""The workflow graph as inline SVG: `layout` places nodes in layers, `svg` draws them."""
