@@ -102,7 +102,8 @@ def test_kill_9_mid_run_twenty_times_loses_nothing_and_reruns_no_completed_node(
 
 def test_a_frozen_worker_writes_nothing_after_it_resumes(cluster: Cluster) -> None:
     frozen = cluster.worker(concurrency=4)
-    (run,) = cluster.drive("start", "chain", "1", '{"pause": 1.5}')
+    # Long steps: the report below (a process of its own) must come while the run is held.
+    (run,) = cluster.drive("start", "chain", "1", '{"pause": 3}')
     cluster.wait_for(lambda: bool(_held_by(cluster, frozen.pid)), "the first worker to take the run")
     cluster.wait_for(
         lambda: executions(run, "chain@1/step1@1", cluster.test_dir) == 1, "the second step to run"
