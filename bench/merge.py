@@ -1,6 +1,7 @@
 """Merge a later, partial run into results.json, beside the run's own rows.
 
-    .venv/bin/python -m bench.merge bench/results.json later.json [--concurrency c.json] [--scaled s.json]
+    .venv/bin/python -m bench.merge bench/results.json later.json [--concurrency c.json] [--agents a.json]
+        [--scaled s.json]
     .venv/bin/python -m bench.report bench/results.json
 
 For re-measuring a few workloads of our engine (and the floor, in the same run) without
@@ -8,7 +9,8 @@ running every peer again: the later rows go under ``"later"`` (RESULTS.md shows 
 section of their own, with the run's command, date and load, and reads the next targets'
 ratios to the floor from them, so each ratio still comes from one run); the peers' rows and
 the first targets stay as measured. A ``bench.concurrency`` result goes under
-``"concurrency"``, a ``bench.scaled`` one under ``"scaled"``.
+``"concurrency"``, a ``bench.agents`` result under ``"agents"``, a ``bench.scaled`` one under
+``"scaled"``.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ def main() -> None:
     p.add_argument("results", type=Path)
     p.add_argument("later", type=Path, nargs="?")
     p.add_argument("--concurrency", type=Path)
+    p.add_argument("--agents", type=Path)
     p.add_argument("--scaled", type=Path, help="a bench.scaled result")
     args = p.parse_args()
     doc = json.loads(args.results.read_text())
@@ -50,6 +53,8 @@ def main() -> None:
         doc = merge(doc, json.loads(args.later.read_text()))
     if args.concurrency:
         doc["concurrency"] = json.loads(args.concurrency.read_text())
+    if args.agents:
+        doc["agents"] = json.loads(args.agents.read_text())
     if args.scaled:
         doc["scaled"] = json.loads(args.scaled.read_text())
     args.results.write_text(json.dumps(doc, indent=1, default=repr) + "\n")
