@@ -37,7 +37,8 @@ run: venv
 	exec $(PY) manage.py serve --host $(HOST) --port $(PORT)
 
 # The benchmarks (../shared/design/BENCHMARKS.md): our engine, google-adk and LangGraph side by side;
-# with DATABASE_URL (PostgreSQL) the scaled mode's worker processes beside DBOS Transact too.
+# with DATABASE_URL on PostgreSQL also the Django store there and bench/concurrency.py, and the
+# scaled mode's worker processes beside DBOS Transact (bench/scaled.py).
 bench: venv
 	$(PY) bench/run.py --rounds 2
 	@if [ -n "$$DATABASE_URL" ]; then \

@@ -4,6 +4,8 @@
         [--scaled s.json]
     .venv/bin/python -m bench.report bench/results.json
 
+``bench/run.py --merge-into bench/results.json`` does both after a partial run.
+
 For re-measuring a few workloads of our engine (and the floor, in the same run) without
 running every peer again: the later rows go under ``"later"`` (RESULTS.md shows them in a
 section of their own, with the run's command, date and load, and reads the next targets'
@@ -19,6 +21,14 @@ import argparse
 import json
 from pathlib import Path
 from typing import Any
+
+
+def merged(doc: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
+    """``later`` beside ``doc``'s rows, and its ``bench.concurrency`` result if it has one."""
+    doc = merge(doc, later)
+    if later.get("concurrency"):
+        doc["concurrency"] = later["concurrency"]
+    return doc
 
 
 def merge(doc: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
@@ -50,7 +60,7 @@ def main() -> None:
     args = p.parse_args()
     doc = json.loads(args.results.read_text())
     if args.later:
-        doc = merge(doc, json.loads(args.later.read_text()))
+        doc = merged(doc, json.loads(args.later.read_text()))
     if args.concurrency:
         doc["concurrency"] = json.loads(args.concurrency.read_text())
     if args.agents:
