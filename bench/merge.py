@@ -1,6 +1,6 @@
 """Merge a later, partial run into results.json, beside the run's own rows.
 
-    .venv/bin/python -m bench.merge bench/results.json later.json [--concurrency c.json] [--agents a.json]
+    .venv/bin/python -m bench.merge bench/results.json later.json [--concurrency c.json] [--agents a.json] [--api a.json]
         [--scaled s.json]
     .venv/bin/python -m bench.report bench/results.json
 
@@ -11,8 +11,8 @@ running every peer again: the later rows go under ``"later"`` (RESULTS.md shows 
 section of their own, with the run's command, date and load, and reads the next targets'
 ratios to the floor from them, so each ratio still comes from one run); the peers' rows and
 the first targets stay as measured. A ``bench.concurrency`` result goes under
-``"concurrency"``, a ``bench.agents`` result under ``"agents"``, a ``bench.scaled`` one under
-``"scaled"``.
+``"concurrency"``, a ``bench.agents`` result under ``"agents"``, a ``bench.api`` result (one
+database's, or ``run_all``'s) under ``"api"``, a ``bench.scaled`` one under ``"scaled"``.
 """
 
 from __future__ import annotations
@@ -24,10 +24,12 @@ from typing import Any
 
 
 def merged(doc: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
-    """``later`` beside ``doc``'s rows, and its ``bench.concurrency`` result if it has one."""
+    """``later`` beside ``doc``'s rows, and its ``bench.concurrency`` and ``bench.api`` results if
+    it has them."""
     doc = merge(doc, later)
-    if later.get("concurrency"):
-        doc["concurrency"] = later["concurrency"]
+    for key in ("concurrency", "api"):
+        if later.get(key):
+            doc[key] = later[key]
     return doc
 
 
@@ -44,6 +46,17 @@ def merge(doc: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+def merge_api(api: dict[str, Any] | None, measured: dict[str, Any]) -> dict[str, Any]:
+    """``doc["api"]`` with one database's ``bench.api`` result (or a whole ``run_all``) in it."""
+    if "databases" in measured:
+        return measured
+    api = api or {"sizes": measured.get("sizes", {}), "databases": {}}
+    api["databases"][measured["database"]] = measured
+    if "sizes" in measured:
+        api["sizes"] = measured["sizes"]
+    return api
+
+
 def portable(command: str) -> str:
     """The command without this machine's paths: ``--out`` keeps the file's name only."""
     words = command.split()
@@ -56,6 +69,7 @@ def main() -> None:
     p.add_argument("later", type=Path, nargs="?")
     p.add_argument("--concurrency", type=Path)
     p.add_argument("--agents", type=Path)
+    p.add_argument("--api", type=Path, action="append", default=[], help="a bench.api result (repeatable)")
     p.add_argument("--scaled", type=Path, help="a bench.scaled result")
     args = p.parse_args()
     doc = json.loads(args.results.read_text())
@@ -65,6 +79,8 @@ def main() -> None:
         doc["concurrency"] = json.loads(args.concurrency.read_text())
     if args.agents:
         doc["agents"] = json.loads(args.agents.read_text())
+    for path in args.api:
+        doc["api"] = merge_api(doc.get("api"), json.loads(path.read_text()))
     if args.scaled:
         doc["scaled"] = json.loads(args.scaled.read_text())
     args.results.write_text(json.dumps(doc, indent=1, default=repr) + "\n")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.agents_report import agents_section
+from bench.api_report import api_section
 from bench.common import TITLES, WORKLOADS
 from bench.dashboard_report import dashboard_section
 from bench.scaled_report import scaled_section
@@ -481,8 +482,14 @@ def render(doc: dict[str, Any]) -> str:
         + _later(doc)
         + _concurrency(doc)
     )
-    parts += dashboard_section(doc.get("dashboard")) + agents_section(doc.get("agents"))
-    parts += scaled_section(doc.get("scaled"), _table) + _all(doc) + _notes(doc)
+    parts += (
+        dashboard_section(doc.get("dashboard"))
+        + agents_section(doc.get("agents"))
+        + api_section(doc.get("api"))
+        + scaled_section(doc.get("scaled"), _table)
+        + _all(doc)
+        + _notes(doc)
+    )
     return "\n".join(parts)
 
 

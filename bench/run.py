@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import merge, report, summary  # noqa: E402
+from bench import api, merge, report, summary  # noqa: E402
 from bench.common import FULL_SIZES, TINY_SIZES, WORKLOADS, machine  # noqa: E402
 
 BENCH = ROOT / "bench"
@@ -368,6 +368,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--strict", action="store_true", help="exit non-zero when a configuration fails its check")
     p.add_argument(
+        "--no-api",
+        action="store_true",
+        help="skip the JSON API figures (bench/api.py; also skipped when --only leaves out ours)",
+    )
+    p.add_argument(
         "--no-dashboard",
         action="store_true",
         help="skip the dashboard figures (bench/dashboard.py; also skipped when --only leaves out ours)",
@@ -457,6 +462,7 @@ def main(argv: list[str] | None = None) -> int:
         "dashboard": None,
         "concurrency": concurrency,
         "agents": None,  # bench/agents.py, when measured
+        "api": None,
     }
     dashboard_failed: list[str] = []
     if not args.no_dashboard and (not args.only or "ours" in args.only):
@@ -471,6 +477,11 @@ def main(argv: list[str] | None = None) -> int:
         adk = (doc["agents"] or {}).get("adk") or {}
         dashboard_failed += [f"agents on {store}" for store, row in measured.items() if row.get("error")]
         dashboard_failed += ["agents on google-adk"] if adk.get("error") else []
+    if not args.no_api and (not args.only or "ours" in args.only):
+        doc["api"] = api.run_all(args.tiny, args.timeout, log)
+        doc["duration_s"] = round(time.time() - started, 1)
+        measured = doc["api"]["databases"]
+        dashboard_failed += [f"JSON API on {db}" for db, row in measured.items() if row.get("error")]
     doc["targets"] = summary.targets(doc)
     if args.merge_into is not None:
         write_results(args.out, doc)  # the partial run itself, then the merged document
@@ -482,13 +493,14 @@ def main(argv: list[str] | None = None) -> int:
     for r in failed:
         log(f"FAILED {r['engine']} {r['workload']} {r['store']}: {r['error']}\n{r.get('traceback', '')}")
     for name in dashboard_failed:
-        log(f"FAILED {name} (see results' dashboard and agents sections)")
+        log(f"FAILED {name} (see results' dashboard, agents and JSON API sections)")
     # A closing line CI reads as a count: each configuration whose results were checked, and
-    # the dashboard's databases.
+    # the dashboard's and the API's databases.
     passed = (
         len(results)
         - len(failed)
         + len((doc["dashboard"] or {}).get("databases") or {})
+        + len((doc.get("api") or {}).get("databases") or {})
         - len(dashboard_failed)
     )
     failures = len(failed) + len(dashboard_failed)
