@@ -1,6 +1,7 @@
 """Merge a later, partial run into results.json, beside the run's own rows.
 
     .venv/bin/python -m bench.merge bench/results.json later.json [--concurrency c.json] [--agents a.json] [--api a.json]
+        [--scaled s.json]
     .venv/bin/python -m bench.report bench/results.json
 
 ``bench/run.py --merge-into bench/results.json`` does both after a partial run.
@@ -11,7 +12,7 @@ section of their own, with the run's command, date and load, and reads the next 
 ratios to the floor from them, so each ratio still comes from one run); the peers' rows and
 the first targets stay as measured. A ``bench.concurrency`` result goes under
 ``"concurrency"``, a ``bench.agents`` result under ``"agents"``, a ``bench.api`` result (one
-database's, or ``run_all``'s) under ``"api"``.
+database's, or ``run_all``'s) under ``"api"``, a ``bench.scaled`` one under ``"scaled"``.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def merge(doc: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
     """Keep ``later``'s rows beside the run's own (the next targets are read from them)."""
     loads = [r[k] for r in later["configs"] for k in ("load_before", "load_after") if r.get(k) is not None]
     doc["later"] = {
-        "command": _portable(later["command"]),
+        "command": portable(later["command"]),
         "generated_at": later["generated_at"],
         "commit": (later.get("git") or {}).get("commit", "?"),
         "load": f"{min(loads):.1f} to {max(loads):.1f}" if loads else "?",
@@ -56,7 +57,7 @@ def merge_api(api: dict[str, Any] | None, measured: dict[str, Any]) -> dict[str,
     return api
 
 
-def _portable(command: str) -> str:
+def portable(command: str) -> str:
     """The command without this machine's paths: ``--out`` keeps the file's name only."""
     words = command.split()
     return " ".join(Path(w).name if i and words[i - 1] == "--out" else w for i, w in enumerate(words))
@@ -69,6 +70,7 @@ def main() -> None:
     p.add_argument("--concurrency", type=Path)
     p.add_argument("--agents", type=Path)
     p.add_argument("--api", type=Path, action="append", default=[], help="a bench.api result (repeatable)")
+    p.add_argument("--scaled", type=Path, help="a bench.scaled result")
     args = p.parse_args()
     doc = json.loads(args.results.read_text())
     if args.later:
@@ -79,6 +81,8 @@ def main() -> None:
         doc["agents"] = json.loads(args.agents.read_text())
     for path in args.api:
         doc["api"] = merge_api(doc.get("api"), json.loads(path.read_text()))
+    if args.scaled:
+        doc["scaled"] = json.loads(args.scaled.read_text())
     args.results.write_text(json.dumps(doc, indent=1, default=repr) + "\n")
 
 

@@ -14,6 +14,7 @@ from bench.agents_report import agents_section
 from bench.api_report import api_section
 from bench.common import TITLES, WORKLOADS
 from bench.dashboard_report import dashboard_section
+from bench.scaled_report import scaled_section
 from bench.summary import find, summarize, targets
 
 ENGINE_NAMES = {"ours": "ours", "floor": "floor", "adk": "google-adk", "langgraph": "LangGraph"}
@@ -485,6 +486,7 @@ def render(doc: dict[str, Any]) -> str:
         dashboard_section(doc.get("dashboard"))
         + agents_section(doc.get("agents"))
         + api_section(doc.get("api"))
+        + scaled_section(doc.get("scaled"), _table)
         + _all(doc)
         + _notes(doc)
     )

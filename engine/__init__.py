@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from .context import Context
 from .errors import NodeInterruptedError, NodeTimeoutError
 from .events import DEFAULT_ROUTE, Event, Interrupt, RequestInput
+from .gate import NodeGate
 from .graph import Edge
 from .memory import InMemoryEventStore
 from .nodes import START, BaseNode, FunctionNode, JoinNode, node
@@ -47,6 +48,7 @@ __all__ = [
     "Interrupt",
     "JoinNode",
     "LlmAgent",
+    "NodeGate",
     "NodeInterruptedError",
     "NodeTimeoutError",
     "ReplayReport",

@@ -10,6 +10,7 @@ from .answers import check_schema
 from .context import Context, Execution, State
 from .errors import NodeInterruptedError, NodeTimeoutError, NodeUsageError, RuleViolation, WorkflowError
 from .events import ErrorInfo, Event, Interrupt, RequestInput
+from .gate import NodeGate
 from .limits import check_id, check_text, check_value, safe_text
 from .nodes import BaseNode, Returned, as_node
 from .outcome import Outcome, checked_route, split_group
@@ -59,10 +60,13 @@ _RUNNING = _Running()
 class SessionRun:
     """Runs one turn of a session: every node execution goes through ``execute``."""
 
-    def __init__(self, session_id: str, index: ReplayIndex, writer: LogWriter) -> None:
+    def __init__(
+        self, session_id: str, index: ReplayIndex, writer: LogWriter, gate: NodeGate | None = None
+    ) -> None:
         self.session_id = session_id
         self.index = index
         self.writer = writer
+        self.gate = gate  # a host's drain stops new node executions there
         self.turn: dict[str, Outcome | asyncio.Future[Outcome] | _Running] = {}
         self.failures: dict[int, tuple[BaseException, str]] = {}
 
@@ -109,8 +113,14 @@ class SessionRun:
         execution = Execution(
             node, path, author, targets, resume_inputs, State(index.state), asyncio.current_task()
         )
-        self.writer.enqueue(draft("started", path, author, seen_seq=index.last_seq))
-        return await self._run(execution, node_input)
+        if self.gate is not None:
+            async with self.gate.passage(self.session_id, path):
+                return await self._start(execution, node_input)
+        return await self._start(execution, node_input)
+
+    async def _start(self, ex: Execution, node_input: Any) -> Outcome:
+        self.writer.enqueue(draft("started", ex.path, ex.author, seen_seq=self.index.last_seq))
+        return await self._run(ex, node_input)
 
     async def _answer_as_output(
         self, node: BaseNode, record: NodeRecord, path: str, targets: list[str], author: str

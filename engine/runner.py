@@ -27,6 +27,7 @@ from .errors import (
 )
 from .events import Answer, ErrorInfo, Event, Interrupt
 from .execution import SessionRun
+from .gate import NodeGate
 from .limits import check_id, check_input, safe_text
 from .memory import InMemoryEventStore
 from .outcome import Outcome
@@ -77,9 +78,12 @@ class _Loaded:
 class Runner:
     """Drives runs of ``workflow`` against ``store`` (in memory unless given)."""
 
-    def __init__(self, workflow: Workflow, store: EventStore | None = None) -> None:
+    def __init__(
+        self, workflow: Workflow, store: EventStore | None = None, gate: NodeGate | None = None
+    ) -> None:
         self.workflow = workflow
         self.store: EventStore = store if store is not None else InMemoryEventStore()
+        self.gate = gate  # a host's drain: see engine.gate
         self._root = f"{workflow.name}@1"
         self._turns: dict[str, asyncio.Task[RunResult]] = {}
         self._cancelled_by: dict[str, tuple[str | None, str | None]] = {}
@@ -381,12 +385,19 @@ class Runner:
             report = check_folded(self.workflow, loaded.events, index)
             if not report.replays:
                 return await self._refuse_divergent(loaded, str(report))
-        await self.store.set_status(session_id, "running")
         root = self._root
+        finished = index.records.get(root)
+        if finished is not None and finished.done and not index.pending:
+            # The last turn stopped between the workflow's completion and its status (a worker
+            # killed there): record the status alone; the workflow does not complete twice.
+            output = self.workflow.restore_output(finished.output)
+            outcome = Outcome("completed", output, output_seq=finished.output_seq)
+            return await self._finish(loaded, SessionRun(session_id, index, writer), outcome)
+        await self.store.set_status(session_id, "running")
         try:
             while True:
                 writer.absorbed_answers = 0
-                run = SessionRun(session_id, index, writer)
+                run = SessionRun(session_id, index, writer, self.gate)
                 outcome = await run.execute(self.workflow, node_input, root, [root], self.workflow.name)
                 await writer.close()
                 if outcome.status != "waiting":

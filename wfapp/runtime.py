@@ -21,7 +21,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from engine import Runner, RunResult
+from engine import NodeGate, Runner, RunResult
 from engine.errors import ConcurrencyError, SessionStateError
 
 from . import doorbell
@@ -56,6 +56,7 @@ class Runtime:
         self._tasks: dict[str, asyncio.Task[RunResult | None]] = {}
         self._runners: dict[str, Runner] = {}
         self._maintenance: asyncio.Task[None] | None = None
+        self.gate = NodeGate()  # closed by ``drain``
 
     @property
     def running(self) -> bool:
@@ -83,6 +84,25 @@ class Runtime:
         await sync_to_async(leases.drop_all)(self.owner)
         await close_connections()
         self._loop = None
+
+    async def drain(self, grace: float) -> list[str]:
+        """Stop the turns in flight at node boundaries; return the runs cut (still running).
+
+        Nodes already executing get up to ``grace`` seconds to finish and record their outcome;
+        no new node starts. Turns that end meanwhile (waiting, completed) end as usual; the
+        others are cancelled once no node of theirs is executing, or when ``grace`` is over
+        (a node still executing then runs again wherever the run resumes).
+        """
+        self.gate.close()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(grace):
+                await self.gate.wait_idle()
+        cut = [session_id for session_id, task in self._tasks.items() if not task.done()]
+        tasks = [self._tasks[session_id] for session_id in cut]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return cut
 
     def kick(self, session_id: str, *, retry: bool = False) -> Turn | None:
         """Claim the run and advance it in the background (from any thread).
@@ -165,7 +185,7 @@ class Runtime:
             logger.info("run %s waits: %s", session_id, missing)
             await sync_to_async(leases.drop)(lease)
             return None
-        runner = Runner(workflow, store=store)
+        runner = Runner(workflow, store=store, gate=self.gate)
         self._runners[session_id] = runner
         result: RunResult | None = None
         idle = 0

@@ -177,13 +177,9 @@ class DjangoEventStore:
         self._in_thread = _in_own_thread if own_thread else _in_sync_context
         self._inline = store_inline.for_default_database() if own_thread else None
         # The runtime's stores group the nodes' appends of many runs per commit (store_group):
-        # by default on PostgreSQL, where each commit waits for the WAL flush. Not yet in
-        # workers mode: a database outage under grouped commits left runs cancelled there.
+        # by default on PostgreSQL, where each commit waits for the WAL flush.
         if group_commit is None:
-            group_commit = (
-                "postgresql" in settings.DATABASES["default"]["ENGINE"]
-                and settings.WFAPP_RUNTIME != "workers"
-            )
+            group_commit = "postgresql" in settings.DATABASES["default"]["ENGINE"]
         self._grouped = own_thread and group_commit
         self._checkpoint: asyncio.Future[None] | None = None
         # session id -> the last_seq at which this store knew the run had no pending question:

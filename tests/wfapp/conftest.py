@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import Permission, User
@@ -53,6 +56,39 @@ async def engine_runtime(transactional_db: None, workflows: None) -> AsyncIterat
     yield started
     await started.stop()
     runtime.install(None)
+
+
+@pytest.fixture
+def queue_worker(transactional_db: None, workflows: None) -> Iterator[None]:
+    """In workers mode, a procrastinate worker in a thread of its own for the test's duration,
+    for what hands runs to the workers: ``manage.py wf start|answer|retry`` (they wait for one)
+    and ``serve`` processes (they execute nothing). In embedded mode it does nothing: the CLI
+    and the servers execute runs themselves."""
+    if not workers_mode():
+        yield
+        return
+    up = threading.Event()
+    held: dict[str, Any] = {}
+
+    async def serve() -> None:
+        held["loop"], held["stop"] = asyncio.get_running_loop(), asyncio.Event()
+        try:
+            async with running_worker():
+                up.set()
+                await held["stop"].wait()
+        finally:
+            await close_connections()
+            up.set()
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), name="test-worker", daemon=True)
+    thread.start()
+    assert up.wait(30), "the test worker did not start"
+    try:
+        yield
+    finally:
+        held["loop"].call_soon_threadsafe(held["stop"].set)
+        thread.join(30)
+        assert not thread.is_alive(), "the test worker did not stop"
 
 
 def _user(username: str, *, may_answer: bool) -> User:
