@@ -17,7 +17,7 @@ from .errors import (
     WorkflowError,
 )
 from .events import ErrorInfo, Event, Interrupt, RequestInput
-from .human import HumanPolicy, split_timed_out
+from .human import HumanPolicy, asked_policy, split_timed_out
 from .limits import check_id, check_text, check_value, safe_text
 from .nodes import BaseNode, Returned, as_node
 from .outcome import Outcome, checked_route, split_group
@@ -234,7 +234,13 @@ class SessionRun:
         if item is None:
             return
         if isinstance(item, RequestInput):
-            ask = (item.interrupt_id, item.message, item.payload, item.response_schema, item.human_policy())
+            ask = (
+                item.interrupt_id,
+                item.message,
+                item.payload,
+                item.response_schema,
+                await asked_policy(item, ex.path),
+            )
             await self._ask(ex, [ask])
             return
         route = state = ids = message = None

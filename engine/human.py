@@ -12,6 +12,7 @@ is the host's business (wfapp checks names when a question is asked and who may 
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
@@ -21,15 +22,17 @@ from pydantic import ConfigDict, Field
 from .answers import field_errors
 from .errors import ConfigurationError, DecisionError, InterruptClaimedError, WorkflowError
 from .strict import StrictModel
+from .values import to_json
 
 if TYPE_CHECKING:
+    from .events import RequestInput
     from .replay import NodeRecord
-from .values import to_json
+
+Directory = Callable[[list[str]], Awaitable[list[str]]]
+_directory: Directory | None = None
 
 DEADLINE_ACTOR = "deadline"  # who a default answer is recorded by
 GROUP_PREFIX = "group:"
-DECISIONS = ("claim", "unclaim", "reassign", "escalate", "remind")
-Decision = Literal["claim", "unclaim", "reassign", "escalate", "remind"]
 
 
 class _TimeoutFail:
@@ -225,6 +228,28 @@ def _json(value: Any) -> Any:
         raise ConfigurationError(str(error)) from error
 
 
+def use_directory(check: Directory | None) -> None:
+    """Have every question's assignees checked by ``check`` (names -> the unknown ones) when it
+    is asked: a host that knows its users and groups (wfapp) installs one."""
+    global _directory
+    _directory = check
+
+
+async def asked_policy(item: RequestInput, path: str) -> HumanPolicy | None:
+    """The policy of ``item`` asked now by the node at ``path``; an unknown assignee fails the node."""
+    policy = item.human_policy()
+    if policy is None or _directory is None:
+        return policy
+    names = [*policy.assignees, *policy.escalate_to]
+    unknown = await _directory(names) if names else []
+    if unknown:
+        which = "is no known user or group" if len(unknown) == 1 else "are no known users or groups"
+        raise WorkflowError(
+            f"Node {path} assigns its question to {', '.join(map(repr, unknown))}, which {which}"
+        )
+    return policy
+
+
 # -- folding what people did ---------------------------------------------------------------
 
 
@@ -344,7 +369,7 @@ def check_answer_by(ledger: Ledger, interrupt_id: str, policy: HumanPolicy | Non
 
 
 def decision_data(
-    ledger: Ledger, interrupt_id: str, decision: str, actor: str, users: list[str] | None
+    ledger: Ledger, interrupt_id: str, decision: str, actor: str, users: list[str] | None, force: bool = False
 ) -> dict[str, Any]:
     """The data of an ``assignment`` event for a person's decision; raises ``CallerError``."""
     if decision not in ("claim", "unclaim", "reassign"):
@@ -355,7 +380,7 @@ def decision_data(
         raise InterruptClaimedError(interrupt_id, holder)
     if decision == "unclaim" and holder is None:
         raise DecisionError(f"Interrupt {interrupt_id!r} is not claimed")
-    if decision == "unclaim" and holder is not None and holder != actor:
+    if decision == "unclaim" and holder is not None and holder != actor and not force:
         raise InterruptClaimedError(interrupt_id, holder)
     data: dict[str, Any] = {"decision": decision, "interrupt_id": interrupt_id, "actor": actor}
     if decision == "reassign":
@@ -394,25 +419,23 @@ def due_decisions(
                 due.append((interrupt_id, None, None, True))
             continue
         if policy.escalate_at is not None and policy.escalate_at <= now and not state.escalated:
-            data = {"decision": "escalate", "interrupt_id": interrupt_id, "actor": DEADLINE_ACTOR}
+            data = {"decision": "escalate", "interrupt_id": interrupt_id, "actor": DEADLINE_ACTOR, "at": now}
             due.append((interrupt_id, data | {"users": policy.escalate_to}, None, False))
         if policy.remind_at is not None and policy.remind_at <= now and not state.reminded:
-            data = {"decision": "remind", "interrupt_id": interrupt_id, "actor": DEADLINE_ACTOR}
+            data = {"decision": "remind", "interrupt_id": interrupt_id, "actor": DEADLINE_ACTOR, "at": now}
             due.append((interrupt_id, data, None, False))
     return due
 
 
-def next_timer(policy: HumanPolicy | None, escalated: bool = False, reminded: bool = False) -> float | None:
-    """When the clock next has something to do on a question with ``policy`` (epoch seconds)."""
+def next_timer(policy: HumanPolicy | None, after: float | None = None) -> float | None:
+    """When the clock next has something to do on a question with ``policy`` (epoch seconds),
+    counting only what comes after ``after`` (the moment of a reminder or escalation)."""
     if policy is None:
         return None
-    times = [policy.due_at]
-    if not escalated:
-        times.append(policy.escalate_at)
-    if not reminded:
-        times.append(policy.remind_at)
-    known = [t for t in times if t is not None]
-    return min(known) if known else None
+    times = [t for t in (policy.due_at, policy.escalate_at, policy.remind_at) if t is not None]
+    if after is not None:
+        times = [t for t in times if t > after]
+    return min(times) if times else None
 
 
 def eligible(policy: HumanPolicy | None, state: QuestionState | None) -> list[str]:

@@ -272,9 +272,12 @@ class Runner:
         decision: str,
         actor: str,
         users: list[str] | None = None,
+        *,
+        force: bool = False,
     ) -> Event:
         """Record a person's ``claim``, ``unclaim`` or ``reassign`` (to ``users``) of a pending
-        question; raises ``InterruptClaimedError`` or ``DecisionError`` and writes nothing."""
+        question; raises ``InterruptClaimedError`` or ``DecisionError`` and writes nothing.
+        ``force``: an unclaim of someone else's claim (an admin's)."""
         loaded = await self._load(session_id)
         self._check_open(loaded)
         check_id(actor, "The actor's name", caller=True)
@@ -283,7 +286,7 @@ class Runner:
             interrupt = loaded.index.pending.get(interrupt_id)
             if interrupt is None:
                 raise UnknownInterruptError(session_id, [interrupt_id])
-            data = human.decision_data(loaded.index.people, interrupt_id, decision, actor, users)
+            data = human.decision_data(loaded.index.people, interrupt_id, decision, actor, users, force)
             return [draft("assignment", interrupt.node_path, actor, assignment=data)]
 
         [event] = await self._record(loaded, build)

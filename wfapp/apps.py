@@ -1,4 +1,5 @@
-"""The wfapp Django app: registers the system checks and the logout receiver, applies the engine's limits."""
+"""The wfapp Django app: registers the system checks and the logout receiver, applies the engine's
+limits, and has the engine check questions' assignees against Django's users and groups."""
 
 from __future__ import annotations
 
@@ -13,9 +14,13 @@ class WfappConfig(AppConfig):
     def ready(self) -> None:
         from django.core.signals import setting_changed
 
+        from engine import human
+
         from . import checks  # noqa: F401  (registers the checks)
+        from .assignment import unknown_names
         from .inputs import apply_limits, limits_changed
         from .web.live import logout  # noqa: F401  (closes a session's sockets when it logs out)
 
         apply_limits()
+        human.use_directory(unknown_names)  # a question's assignees must be users or groups
         setting_changed.connect(limits_changed)

@@ -3,7 +3,8 @@
 ``kick(session_id)`` claims a run and advances it in a task of the runtime's event loop
 until it waits or ends; it is safe to call from any thread. A maintenance task renews the
 leases of the runs in flight and sweeps for runs that need a worker: runs left ``running``
-by a stopped process, and runs answered while no worker was around. The CLI uses ``drive``
+by a stopped process, and runs answered while no worker was around; with each sweep it fires
+the human steps' reminders, escalations and deadlines that are due (``wfapp.timers``). The CLI uses ``drive``
 directly, in its own process, under its own lease.
 """
 
@@ -22,7 +23,7 @@ from django.conf import settings
 from engine import Runner, RunResult
 from engine.errors import ConcurrencyError, SessionStateError
 
-from . import doorbell
+from . import doorbell, timers
 from . import lease as leases
 from .errors import LeaseLostError, VersionNotDeployedError
 from .lease import Lease, Release
@@ -207,6 +208,7 @@ class Runtime:
                 if self.sweep_enabled and elapsed["sweep"] >= due["sweep"]:
                     elapsed["sweep"] = 0.0
                     await self.sweep()
+                    await timers.fire_due()  # reminders, escalations, deadlines (issue 17)
                 if self.watch is not None:
                     await self.ring_changes()
             except Exception:
