@@ -219,12 +219,15 @@ class Runner:
             drafts = build()
             if not drafts:
                 return []
+            loaded.writer.absorbs = False  # what others append meanwhile is checked again
             try:
                 await loaded.writer.write(*drafts)
                 return [stored_event(item) for item in drafts]
             except ConcurrencyError:
                 # A turn in flight moved the log on while we checked: read on and check again.
                 await self._catch_up(loaded)
+            finally:
+                loaded.writer.absorbs = True
         raise ConcurrencyError(loaded.info.session_id, loaded.index.last_seq, -1)
 
     async def _catch_up(self, loaded: _Loaded) -> None:

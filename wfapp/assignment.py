@@ -24,6 +24,7 @@ from django.db.models import Q, QuerySet
 from django.dispatch import Signal
 from django.utils import timezone
 
+from engine.errors import InterruptClaimedError
 from engine.human import DEADLINE_ACTOR, GROUP_PREFIX, HumanPolicy, fold_answer, next_timer
 
 from .models import Interrupt, InterruptStatus
@@ -157,7 +158,10 @@ def apply_decision(session_id: str, data: dict[str, Any]) -> None:
     changes: dict[str, Any] = {}
     users = list(data.get("users") or [])
     if decision == "claim":
-        changes["claimed_by"] = data.get("actor") or ""
+        # Guarded: of two claims that both passed their check, the second one's append fails.
+        if not rows.filter(pk=row.pk, claimed_by="").update(claimed_by=data.get("actor") or ""):
+            holder = rows.values_list("claimed_by", flat=True).first() or ""
+            raise InterruptClaimedError(str(data.get("interrupt_id")), holder)
     elif decision == "unclaim":
         changes["claimed_by"] = ""
     elif decision == "reassign":

@@ -182,10 +182,12 @@ class Runtime:
         return await runner.cancel(session_id, actor=actor)
 
     async def sweep(self) -> None:
-        """Claim and advance every run that needs a worker and has none."""
+        """Claim and advance every run that needs a worker and has none; then record the human
+        steps' reminders, escalations and deadlines that are due (``wfapp.timers``)."""
         for session_id in await sync_to_async(leases.runs_needing_work)():
             if session_id not in self._tasks:
                 await self._claim_and_drive(session_id, False)
+        await timers.fire_due()
 
     async def wait_idle(self, timeout: float = 30.0) -> None:
         """Wait until no run is in flight here (tests and the CLI use it)."""
@@ -208,7 +210,6 @@ class Runtime:
                 if self.sweep_enabled and elapsed["sweep"] >= due["sweep"]:
                     elapsed["sweep"] = 0.0
                     await self.sweep()
-                    await timers.fire_due()  # reminders, escalations, deadlines (issue 17)
                 if self.watch is not None:
                     await self.ring_changes()
             except Exception:
