@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench.agents_report import agents_section
 from bench.common import TITLES, WORKLOADS
 from bench.dashboard_report import dashboard_section
 from bench.summary import find, summarize, targets
@@ -473,7 +474,9 @@ def render(doc: dict[str, Any]) -> str:
         + _later(doc)
         + _concurrency(doc)
     )
-    parts += dashboard_section(doc.get("dashboard")) + _all(doc) + _notes(doc)
+    parts += (
+        dashboard_section(doc.get("dashboard")) + agents_section(doc.get("agents")) + _all(doc) + _notes(doc)
+    )
     return "\n".join(parts)
 
 

@@ -254,6 +254,21 @@ def run_dashboard(args: argparse.Namespace) -> dict[str, Any] | None:
     return result
 
 
+def run_agents(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The agent figures (bench/agents.py): bare pydantic-ai and ours per store, google-adk in its venv."""
+    with tempfile.TemporaryDirectory(prefix="wfagents-out-") as tmp:
+        out = Path(tmp) / "agents.json"
+        cmd = [sys.executable, "-m", "bench.agents", "--out", str(out)]
+        cmd += ["--tiny"] if args.tiny else ["--peers-python", str(ensure_peers_venv())]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        try:
+            subprocess.run(cmd, cwd=ROOT, env=env, timeout=args.timeout, check=False)
+        except subprocess.TimeoutExpired:
+            log(f"agents: timed out after {args.timeout} s")
+            return None
+        return json.loads(out.read_text()) if out.exists() else None
+
+
 def git_state(source: str) -> dict[str, Any]:
     """The commit measured, and the uncommitted changes in engine/ and bench/ if any."""
 
@@ -309,6 +324,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--no-dashboard",
         action="store_true",
         help="skip the dashboard figures (bench/dashboard.py; also skipped when --only leaves out ours)",
+    )
+    p.add_argument(
+        "--no-agents",
+        action="store_true",
+        help="skip the agent figures (bench/agents.py; also skipped when --only leaves out ours)",
     )
     args = p.parse_args(argv)
     for engine in args.only or ():
@@ -374,6 +394,7 @@ def main(argv: list[str] | None = None) -> int:
         # Filled by later benchmarks: the Django store runs as engine "ours" with stores
         # "django-sqlite"/"django-postgres" in "configs"; the dashboard figures go here.
         "dashboard": None,
+        "agents": None,  # bench/agents.py, when measured
     }
     dashboard_failed: list[str] = []
     if not args.no_dashboard and (not args.only or "ours" in args.only):
@@ -381,6 +402,13 @@ def main(argv: list[str] | None = None) -> int:
         doc["duration_s"] = round(time.time() - started, 1)
         measured = (doc["dashboard"] or {"databases": {"dashboard": {"error": "no result"}}})["databases"]
         dashboard_failed = [f"dashboard on {db}" for db, row in measured.items() if row.get("error")]
+    if not args.no_agents and (not args.only or "ours" in args.only):
+        doc["agents"] = run_agents(args)
+        doc["duration_s"] = round(time.time() - started, 1)
+        measured = (doc["agents"] or {"stores": {"all": {"error": "no result"}}})["stores"]
+        adk = (doc["agents"] or {}).get("adk") or {}
+        dashboard_failed += [f"agents on {store}" for store, row in measured.items() if row.get("error")]
+        dashboard_failed += ["agents on google-adk"] if adk.get("error") else []
     doc["targets"] = summary.targets(doc)
     args.out.write_text(json.dumps(doc, indent=1, default=repr) + "\n")
     md = args.out.with_name(args.out.name.replace("results", "RESULTS").replace(".json", ".md"))
@@ -390,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in failed:
         log(f"FAILED {r['engine']} {r['workload']} {r['store']}: {r['error']}\n{r.get('traceback', '')}")
     for name in dashboard_failed:
-        log(f"FAILED {name} (see results' dashboard section)")
+        log(f"FAILED {name} (see results' dashboard and agents sections)")
     # A closing line CI reads as a count: each configuration whose results were checked, and
     # the dashboard's databases.
     passed = (

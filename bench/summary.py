@@ -252,6 +252,7 @@ def targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
             )
     out += next_targets(doc)
     out += dashboard_targets(doc.get("dashboard"))
+    out += agent_targets(doc.get("agents"))
     return out
 
 
@@ -370,3 +371,35 @@ def dashboard_targets(dashboard: dict[str, Any] | None) -> list[dict[str, Any]]:
             )
         )
     return out
+
+
+def agent_targets(agents: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Within 1.5x of bare pydantic-ai in memory; >= 10x less overhead per model step than google-adk."""
+    stores = (agents or {}).get("stores") or {}
+    memory = stores.get("memory") or {}
+    ok = "ratio" in memory
+    adk = (agents or {}).get("adk") or {}
+    overhead = memory.get("overhead_ms_per_step") if ok else None
+    adk_step = adk.get("ms_per_step")
+    versus = None
+    if overhead is not None and adk_step is not None:
+        versus = adk_step / overhead if overhead > 0 else float("inf")
+    return [
+        _target(
+            "agents-bare",
+            "Agent node in memory: within 1.5x of bare pydantic-ai per model step (same FunctionModel)",
+            memory.get("ratio") if ok else None,
+            1.5,
+            at_most=True,
+            ours=memory["ours_ms_per_step"] / 1e3 if ok else None,
+            peer=memory["bare_ms_per_step"] / 1e3 if ok else None,
+        ),
+        _target(
+            "agents-adk",
+            "Agent node: >= 10x less overhead per model step than google-adk's LlmAgent (stub model)",
+            versus,
+            10.0,
+            ours=overhead / 1e3 if overhead is not None else None,
+            peer=adk_step / 1e3 if adk_step is not None else None,
+        ),
+    ]

@@ -168,6 +168,22 @@ class Context:
         return self._ex.attempt
 
     @property
+    def watched(self) -> bool:
+        """Whether notes published here reach anyone (the store passes them on to live pages)."""
+        return self._run.writer.publisher is not None
+
+    async def publish(self, note: dict[str, Any]) -> None:
+        """Tell whoever watches the run something that is not recorded (a model's text as it arrives).
+
+        A note is ephemeral: never written to the log, never replayed, lost when nobody listens.
+        The store carries it (its optional ``publish(session_id, node_path, note)``); with a store
+        that has none, this does nothing.
+        """
+        publisher = self._run.writer.publisher
+        if publisher is not None:
+            await publisher(self._run.session_id, self._ex.path, note)
+
+    @property
     def resume_inputs(self) -> Mapping[str, Any]:
         """Answers to this node's interrupts, by interrupt id; empty before any answer."""
         return MappingProxyType(self._ex.resume_inputs)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .errors import ConcurrencyError
@@ -56,6 +56,10 @@ class LogWriter:
         self.absorbs = True  # False: a foreign append refuses the write (the caller checks again)
         self._sealed = False
         self.listeners: list[Callable[[Event], None]] = []
+        # A store that passes notes on to whoever watches a run offers ``publish`` (Context.publish).
+        self.publisher: Callable[[str, str, dict[str, Any]], Awaitable[None]] | None = getattr(
+            store, "publish", None
+        )
 
     @property
     def last_seq(self) -> int:

@@ -228,6 +228,10 @@ class DjangoEventStore:
         await doorbell.ring(session_id, done.last_seq, runs=done.status_changed, inbox=done.inbox_changed)
         return done.last_seq
 
+    async def publish(self, session_id: str, node_path: str, note: dict[str, Any]) -> None:
+        """Pass an ephemeral note (a model's text as it streams) to the run's live pages; nothing is stored."""
+        await doorbell.publish(session_id, node_path, note)
+
     async def list_events(self, session_id: str, after_seq: int = 0) -> list[Event]:
         return await self._in_thread(self.list_events_sync, session_id, after_seq)
 

@@ -7,6 +7,7 @@ Fragments are autoescaped templates; only our own SVG is marked safe.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -26,7 +27,7 @@ from wfapp.web.graph.svg import render_graph
 from wfapp.web.human_steps import HumanView
 from wfapp.web.readable import Row, answer_summary, pretty, preview, rows
 from wfapp.web.run_state import Entry, describe_event, fold_state, node_statuses
-from wfapp.web.transcripts import transcripts
+from wfapp.web.transcripts import model_steps, transcripts
 
 RUN_GRAPH_ID = "run-graph-svg"
 # Every way a question closes without an answer.
@@ -267,6 +268,8 @@ class RunUpdate:
     last_seq: int
     opened: set[int] = field(default_factory=set)
     closed: set[int] = field(default_factory=set)
+    streaming: set[str] | None = None  # model steps given a live line (when the transcripts were rendered)
+    finished: set[str] = field(default_factory=set)  # model steps recorded in this update
 
 
 def run_update(
@@ -276,11 +279,13 @@ def run_update(
     showing: set[int] | None = None,
     expanded: frozenset[str] = frozenset(),
     limit: int | None = None,
+    live: Mapping[str, str] | None = None,
 ) -> RunUpdate:
     """Fragments bringing a run page from seq `after` to now (at most `limit` events).
 
     `showing` are the question cards the page shows as open: any of them no longer pending
     closes, whatever closed it (an answer, a cancellation, a withdrawal, a question asked again).
+    `live` is the text models streamed to this page so far, by model step (`live.model_text`).
     """
     # Events first, the run's row after them: a row read later is at least as new as the last
     # event read, so a batch ending the run never renders a head that still says "running".
@@ -318,13 +323,23 @@ def run_update(
         update.closed = {row.pk for row in closed}
     if kinds & {"started", "completed", "interrupt", "answer", "error"}:
         # The agents' conversations, when they moved (no query for a run without agents).
-        context["transcripts"] = transcripts(session_id, status)
+        shown = transcripts(session_id, status, live)
+        context["transcripts"] = shown
         context["transcripts_changed"] = True
+        update.streaming = {t.thinking for t in shown if t.thinking}
+        update.finished = model_steps([r["node_path"] for r in rows if r["kind"] in ("completed", "error")])
     if kinds & {"status", "state", "output", "completed"}:
         context.update(result_context(session, user))
         context["result_changed"] = True
     update.html = render_to_string("wfapp/live.html#run_update", context)
     return update
+
+
+def transcripts_fragment(session_id: str, live: Mapping[str, str]) -> tuple[str, set[str]]:
+    """The run's transcripts with the text streamed so far, and the model steps given a live line."""
+    shown = transcripts(session_id, None, live)
+    html = render_to_string("wfapp/transcript.html#list", {"transcripts": shown, "oob": True})
+    return html, {t.thinking for t in shown if t.thinking}
 
 
 def inbox_update(
