@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.web.test_browser import Server, item, launched_chromium, login, open_page, serving
+from tests.web.test_browser import Server, item, login, open_page, serving
 
 PEOPLE = {"mia": "managers", "fred": "finance", "fiona": "finance"}
 
@@ -23,12 +23,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         )
         live.manage("shell", "-c", script)
         yield live
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with launched_chromium() as launched:
-        yield launched
 
 
 def test_an_assigned_user_sees_the_question_under_assigned_to_me(browser: Browser, server: Server) -> None:
