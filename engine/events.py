@@ -160,6 +160,8 @@ class RequestInput(StrictModel):
 
 
 _EVENT_DEFAULTS = {name: info.default for name, info in Event.model_fields.items()}
+_new = object.__new__
+_set = object.__setattr__
 
 
 def stored_event(fields: dict[str, Any]) -> Event:
@@ -168,9 +170,9 @@ def stored_event(fields: dict[str, Any]) -> Event:
     The engine builds every field from checked values, and this runs once per event on
     the hot path, where pydantic's ``model_construct`` costs several times more.
     """
-    event = object.__new__(Event)
-    object.__setattr__(event, "__dict__", {**_EVENT_DEFAULTS, **fields})
-    object.__setattr__(event, "__pydantic_fields_set__", set(fields))
-    object.__setattr__(event, "__pydantic_extra__", None)
-    object.__setattr__(event, "__pydantic_private__", None)
+    event = _new(Event)
+    _set(event, "__dict__", {**_EVENT_DEFAULTS, **fields})
+    _set(event, "__pydantic_fields_set__", set(fields))
+    _set(event, "__pydantic_extra__", None)
+    _set(event, "__pydantic_private__", None)
     return event

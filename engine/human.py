@@ -443,16 +443,22 @@ def eligible(policy: HumanPolicy | None, state: QuestionState | None) -> list[st
     return names
 
 
-def split_timed_out(record: NodeRecord | None, path: str, ledger: Ledger) -> tuple[dict[str, Any], set[str]]:
+NO_TIMEOUTS: frozenset[str] = frozenset()
+
+
+def split_timed_out(
+    record: NodeRecord | None, path: str, ledger: Ledger
+) -> tuple[dict[str, Any], frozenset[str]]:
     """A node execution's resume inputs, and the questions it asked whose deadline failed them.
 
     A timed-out question is no resume input: asking it again raises ``InterruptTimeoutError``
     in the node, once (after the node failed on it, it asks afresh).
     """
     if record is None or not record.resolved:
-        return {}, set()
+        return {}, NO_TIMEOUTS
     resolved = record.resolved
     if not ledger.timed_out:
-        return dict(resolved), set()
+        return dict(resolved), NO_TIMEOUTS
     inputs = {key: value for key, value in resolved.items() if value is not TIMED_OUT}
-    return inputs, {key for key, asker in ledger.timed_out.items() if asker == path and key in resolved}
+    mine = frozenset(key for key, asker in ledger.timed_out.items() if asker == path and key in resolved)
+    return inputs, mine

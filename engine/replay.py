@@ -126,15 +126,19 @@ class ReplayIndex:
             self.state.update(event.state)
         kind = event.kind
         if kind == "started":
-            record = self.record(event.node_path)
-            if record.error is not None:
-                self._mark_failed(event.node_path, False)
+            path = event.node_path
+            record = self.records.get(path)
+            if record is None:
+                record = self.records[path] = NodeRecord()  # fresh: nothing to forget
+            else:
+                if record.error is not None:
+                    self._mark_failed(path, False)
+                    record.error = None
+                record.done = False
+                record.forget_outcome()
             record.started = True
-            record.done = False
-            record.error = None
             record.seen_up_to = event.seen_seq if event.seen_seq is not None else event.seq
-            record.forget_outcome()
-        elif kind in ("completed", "output", "route", "state"):
+        elif kind in _OUTCOMES:
             self._apply_outcome(event)
         elif kind == "interrupt" and event.interrupt is not None:
             self._apply_interrupt(event.interrupt)
@@ -161,16 +165,18 @@ class ReplayIndex:
                 )
 
     def _apply_outcome(self, event: Event) -> None:
-        own = self.record(event.node_path)
+        own_path = event.node_path
+        own = self.records.get(own_path) or self.record(own_path)
         output = event.output
         if output is not None:
-            for path in event.output_for or (event.node_path,):
-                record = own if path == event.node_path else self.record(path)
+            seq = event.seq
+            for path in event.output_for or (own_path,):
+                record = own if path == own_path else self.record(path)
                 record.output = output
                 record.has_output = True
-                record.output_seq = event.seq
+                record.output_seq = seq
                 if path == self.root_path:
-                    self.root_outputs[event.seq] = output
+                    self.root_outputs[seq] = output
         if event.route is not None:
             own.route = event.route
         if event.kind == "completed":
@@ -220,6 +226,9 @@ class ReplayIndex:
         path = interrupt.node_path if interrupt is not None else event.node_path
         for prefix in ancestors(path):
             self.record(prefix).answer(answer.interrupt_id, value, event.seq)
+
+
+_OUTCOMES = frozenset({"completed", "output", "route", "state"})
 
 
 class Action(Enum):

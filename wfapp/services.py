@@ -178,8 +178,12 @@ def _check_assigned(session_id: str, interrupt_id: str, user: Any, value: Any) -
 
 async def answer_interrupt(
     session_id: str, interrupt_id: str, value: Any, *, user: Any, advance: bool = True
-) -> None:
+) -> runtime.Turn | None:
     """Record an answer (first answer wins), then advance the run in the background.
+
+    Returns the turn that takes the answer up when it runs in this process (embedded mode; a
+    future of its result, see ``Runtime.kick``), None when it runs elsewhere (a worker's job,
+    deferred with the answer, or the next sweep) or ``advance`` is False.
 
     Raises ``NotPermitted``, ``UnknownRunError``, ``engine.errors.UnknownInterruptError``,
     ``InvalidAnswerError`` (``.field_errors``), ``InterruptAlreadyAnswered`` (``.answered_by``,
@@ -219,8 +223,9 @@ async def answer_interrupt(
         busy = f"Run {session_id!r} is too busy to take the answer; try again"
         await _refused(session_id, interrupt_id, user, value, AttemptOutcome.BUSY, busy)
         raise RunStateError(busy)
-    if advance:
-        dispatch.after_answer(session_id)  # workers mode queued the advance with the answer
+    if not advance:
+        return None
+    return dispatch.after_answer(session_id)  # workers mode queued the advance with the answer
 
 
 # -- claim, unclaim, reassign (issue 17) --------------------------------------------------------------
