@@ -9,6 +9,7 @@ from .errors import NodeInterruptedError, NodeTimeoutError
 from .events import DEFAULT_ROUTE, Event, Interrupt, RequestInput
 from .gate import NodeGate
 from .graph import Edge
+from .human import TIMEOUT_FAIL, HumanPolicy
 from .memory import InMemoryEventStore
 from .nodes import START, BaseNode, FunctionNode, JoinNode, node
 from .replay_check import ReplayReport, replay_check
@@ -35,6 +36,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "DEFAULT_ROUTE",
     "START",
+    "TIMEOUT_FAIL",
     "Agent",
     "BaseNode",
     "BaseTool",
@@ -44,6 +46,7 @@ __all__ = [
     "EventStore",
     "FunctionNode",
     "FunctionTool",
+    "HumanPolicy",
     "InMemoryEventStore",
     "Interrupt",
     "JoinNode",

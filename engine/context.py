@@ -86,6 +86,7 @@ class Execution:
         "state",
         "targets",
         "task",
+        "timed_out",
         "violation",
     )
 
@@ -98,6 +99,7 @@ class Execution:
         resume_inputs: dict[str, Any],
         state: State,
         task: asyncio.Task[Any] | None,
+        timed_out: frozenset[str] = frozenset(),
     ) -> None:
         self.node = node
         self.path = path
@@ -120,6 +122,7 @@ class Execution:
         self.counters: dict[str, int] = {}
         self.allocated = 0  # children handed out by run_node
         self.begun = 0  # of those, how many started running
+        self.timed_out = timed_out  # its questions whose deadline failed them (engine.human)
 
     def set_output(self, value: Any) -> None:
         if self.delegated:

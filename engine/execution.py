@@ -8,9 +8,17 @@ from typing import Any
 
 from .answers import check_schema
 from .context import Context, Execution, State
-from .errors import NodeInterruptedError, NodeTimeoutError, NodeUsageError, RuleViolation, WorkflowError
+from .errors import (
+    InterruptTimeoutError,
+    NodeInterruptedError,
+    NodeTimeoutError,
+    NodeUsageError,
+    RuleViolation,
+    WorkflowError,
+)
 from .events import ErrorInfo, Event, Interrupt, RequestInput
 from .gate import NodeGate
+from .human import NO_TIMEOUTS, Directory, HumanPolicy, asked_policy, split_timed_out
 from .limits import check_id, check_text, check_value, safe_text
 from .nodes import BaseNode, Returned, as_node
 from .outcome import Outcome, checked_route, split_group
@@ -61,12 +69,18 @@ class SessionRun:
     """Runs one turn of a session: every node execution goes through ``execute``."""
 
     def __init__(
-        self, session_id: str, index: ReplayIndex, writer: LogWriter, gate: NodeGate | None = None
+        self,
+        session_id: str,
+        index: ReplayIndex,
+        writer: LogWriter,
+        gate: NodeGate | None = None,
+        directory: Directory | None = None,
     ) -> None:
         self.session_id = session_id
         self.index = index
         self.writer = writer
         self.gate = gate  # a host's drain stops new node executions there
+        self.directory = directory  # checks questions' assignees (engine.human)
         self.turn: dict[str, Outcome | asyncio.Future[Outcome] | _Running] = {}
         self.failures: dict[int, tuple[BaseException, str]] = {}
 
@@ -102,16 +116,16 @@ class SessionRun:
                 return Outcome("completed", output, record.route, output_seq=record.output_seq)
             if action is Action.WAIT:
                 return Outcome("waiting", interrupts=list(record.pending))
-            if action is Action.ANSWER:
+            resume_inputs, timed_out = split_timed_out(record, path, self.index.people)
+            if not timed_out and action is Action.ANSWER:
                 return await self._answer_as_output(node, record, path, targets, author)
-            resume_inputs = dict(record.resolved)
             if record.edited_input is not None:
                 node_input = record.edited_input  # an operator's retry gave this node a new input
         else:
-            resume_inputs = {}
+            resume_inputs, timed_out = {}, NO_TIMEOUTS
         index = self.index
         execution = Execution(
-            node, path, author, targets, resume_inputs, State(index.state), asyncio.current_task()
+            node, path, author, targets, resume_inputs, State(index.state), asyncio.current_task(), timed_out
         )
         if self.gate is not None:
             async with self.gate.passage(self.session_id, path):
@@ -266,7 +280,14 @@ class SessionRun:
         if item is None:
             return
         if isinstance(item, RequestInput):
-            await self._ask(ex, [(item.interrupt_id, item.message, item.payload, item.response_schema)])
+            ask = (
+                item.interrupt_id,
+                item.message,
+                item.payload,
+                item.response_schema,
+                await asked_policy(item, ex.path, self.directory),
+            )
+            await self._ask(ex, [ask])
             return
         route = state = ids = message = None
         if isinstance(item, Event):
@@ -295,11 +316,16 @@ class SessionRun:
             if not self.writer.write_now(draft(_kind_of(fields), ex.path, ex.author, **fields)):
                 await self.writer.flush()
         if ids:
-            await self._ask(ex, [(interrupt_id, message, None, None) for interrupt_id in sorted(ids)])
+            await self._ask(ex, [(interrupt_id, message, None, None, None) for interrupt_id in sorted(ids)])
 
-    async def _ask(self, ex: Execution, asks: list[tuple[str, str | None, Any, Any]]) -> None:
+    async def _ask(
+        self, ex: Execution, asks: list[tuple[str, str | None, Any, Any, HumanPolicy | None]]
+    ) -> None:
         drafts = []
-        for interrupt_id, message, payload, schema in asks:
+        for interrupt_id, message, payload, schema, human in asks:
+            if interrupt_id in ex.timed_out:  # its deadline passed with TIMEOUT_FAIL
+                ex.timed_out = ex.timed_out - {interrupt_id}
+                raise InterruptTimeoutError(interrupt_id, ex.path)
             holder = self.index.pending.get(interrupt_id)
             if holder is not None:
                 if holder.node_path == ex.path:
@@ -324,6 +350,7 @@ class SessionRun:
                 message=message,
                 payload=to_json(payload, f"The payload of the interrupt asked by node {ex.path}"),
                 response_schema=response_schema,
+                human=human,
             )
             ex.add_interrupts([interrupt_id])
             drafts.append(draft("interrupt", ex.path, ex.author, interrupt=interrupt))

@@ -1,4 +1,5 @@
-"""The wfapp Django app: registers the system checks and the logout receiver, applies the engine's limits."""
+"""The wfapp Django app: registers the system checks and the logout receiver, applies the engine's
+limits, and creates the expense demo's groups after each migrate."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ class WfappConfig(AppConfig):
 
     def ready(self) -> None:
         from django.core.signals import setting_changed
+        from django.db.models.signals import post_migrate
 
         from . import checks  # noqa: F401  (registers the checks)
+        from .demos.expense_approval_people import ensure_groups
         from .inputs import apply_limits, limits_changed
         from .web.live import logout  # noqa: F401  (closes a session's sockets when it logs out)
 
         apply_limits()
+        post_migrate.connect(ensure_groups, sender=self)  # the groups the expense demo assigns to
         setting_changed.connect(limits_changed)

@@ -5,7 +5,10 @@ Each action has its own Django permission (superusers hold them all):
 - ``wfapp.start_run``: start a run of a workflow;
 - ``wfapp.answer_interrupt``: see the inbox and answer questions;
 - ``wfapp.cancel_run``: cancel a run;
-- ``wfapp.retry_run``: retry a failed run.
+- ``wfapp.retry_run``: retry a failed run;
+- ``wfapp.reassign_interrupt``: reassign a question (an admin's override of assignees and claims).
+
+A question's assignees, claim and quorum narrow who may answer it (``wfapp.assignment``).
 
 The workflow and the run are passed in so that per-workflow rules can be added here later
 without changing any caller. ``require`` turns a refusal into ``NotPermitted``.
@@ -21,6 +24,7 @@ START_PERMISSION = "wfapp.start_run"
 ANSWER_PERMISSION = "wfapp.answer_interrupt"
 CANCEL_PERMISSION = "wfapp.cancel_run"
 RETRY_PERMISSION = "wfapp.retry_run"
+REASSIGN_PERMISSION = "wfapp.reassign_interrupt"
 
 
 def _has(user: Any, permission: str) -> bool:
@@ -33,9 +37,27 @@ def can_start(user: Any, workflow_name: str) -> bool:
     return _has(user, START_PERMISSION)
 
 
-def can_answer(user: Any) -> bool:
-    """Whether ``user`` may see and answer interrupts."""
-    return _has(user, ANSWER_PERMISSION)
+def can_answer(user: Any, interrupt: Any = None) -> bool:
+    """Whether ``user`` may see and answer interrupts; given one (an ``Interrupt``), answer it."""
+    return _has(user, ANSWER_PERMISSION) and (interrupt is None or answer_refusal(user, interrupt) is None)
+
+
+# -- issue 17: assignees, claims and quorums decide who answers one question ----------------------
+
+
+def answer_refusal(user: Any, interrupt: Any) -> str | None:
+    """Why ``user``, who may answer questions, may not answer ``interrupt`` (None: they may)."""
+    from .assignment import refusal
+
+    return refusal(user, interrupt)
+
+
+def can_reassign(user: Any) -> bool:
+    """Whether ``user`` may hand questions held by or assigned to others to someone else."""
+    return _has(user, REASSIGN_PERMISSION)
+
+
+# -------------------------------------------------------------------------------------------------
 
 
 def can_cancel(user: Any, session: Any) -> bool:

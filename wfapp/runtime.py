@@ -4,7 +4,8 @@
 until it waits or ends; it is safe to call from any thread and returns the turn's future. A
 maintenance task renews the leases of the runs in flight and sweeps for runs that need a
 worker: runs left ``running`` by a stopped process, and runs answered while no worker was
-around; the sweep also purges expired ``Idempotency-Key`` records. The CLI uses ``drive``
+around; the sweep also purges expired ``Idempotency-Key`` records and fires the human steps'
+reminders, escalations and deadlines that are due (``wfapp.timers``). The CLI uses ``drive``
 directly, in its own process, under its own lease.
 """
 
@@ -24,7 +25,7 @@ from django.conf import settings
 from engine import NodeGate, Runner, RunResult
 from engine.errors import ConcurrencyError, SessionStateError
 
-from . import doorbell
+from . import doorbell, timers
 from . import lease as leases
 from .api import idempotency
 from .errors import LeaseLostError, VersionNotDeployedError
@@ -230,11 +231,13 @@ class Runtime:
         return await runner.cancel(session_id, actor=actor, reason=reason)
 
     async def sweep(self) -> None:
-        """Claim and advance every run that needs a worker and has none; purge what expired."""
+        """Claim and advance every run that needs a worker and has none; purge what expired; then
+        record the human steps' reminders, escalations and deadlines that are due (``wfapp.timers``)."""
         for session_id in await sync_to_async(leases.runs_needing_work)():
             if session_id not in self._tasks:
                 await self._claim_and_drive(session_id, False)
         await sync_to_async(idempotency.purge_expired)()
+        await timers.fire_due()
 
     async def wait_idle(self, timeout: float = 30.0) -> None:
         """Wait until no run is in flight here (tests and the CLI use it)."""

@@ -10,7 +10,7 @@ from ninja import Query, Router, Schema
 from pydantic import Field
 
 from wfapp import services
-from wfapp.errors import NotPermitted, UnknownRunError
+from wfapp.errors import NotAssignedError, NotPermitted, UnknownRunError
 
 from . import idempotency, live, reads
 from .auth import caller
@@ -62,6 +62,8 @@ async def answer(request: HttpRequest, question_id: int, body: AnswerBody) -> Ht
     async def act() -> idempotency.Outcome:
         try:
             turn = await services.answer_interrupt(session_id, interrupt_id, body.answer, user=user)
+        except NotAssignedError:
+            raise  # visible, but assigned to, claimed by or approved by others: 403 with why
         except (NotPermitted, UnknownRunError):
             raise Problem("not-found", f"No question {question_id}.") from None
         done = await live.turn_settled(turn)

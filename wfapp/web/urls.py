@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from django.urls import path
 
-from wfapp.web.views import inbox, runs, workflows
+from wfapp.web.views import claims, inbox, runs, workflows
 
 urlpatterns = [
     path("", inbox.inbox, name="inbox"),
     path("inbox/bulk/", inbox.bulk_answer, name="bulk-answer"),
     path("interrupts/<int:pk>/", inbox.interrupt_page, name="interrupt"),
     path("interrupts/<int:pk>/answer/", inbox.answer, name="answer"),
+    path("interrupts/<int:pk>/claim/", claims.claim, name="interrupt-claim"),
+    path("interrupts/<int:pk>/unclaim/", claims.unclaim, name="interrupt-unclaim"),
+    path("interrupts/<int:pk>/reassign/", claims.reassign, name="interrupt-reassign"),
     path("workflows/", workflows.workflows, name="workflows"),
     path("workflows/<str:name>/", workflows.workflow, name="workflow"),
     path("workflows/<str:name>/start/", workflows.start, name="workflow-start"),
