@@ -7,13 +7,25 @@ Each action has its own Django permission (superusers hold them all):
 - ``wfapp.cancel_run``: cancel a run;
 - ``wfapp.retry_run``: retry a failed run.
 
-The workflow and the run are passed in so that per-workflow rules can be added here later
-without changing any caller. ``require`` turns a refusal into ``NotPermitted``.
+Per-workflow rules (``WorkflowAccess``, managed in the admin) narrow this by Django group. A
+workflow with no rule keeps the global permissions above, and every logged-in user may view its
+runs. Once a workflow has a rule, only the rules decide for it: a user may start its runs, answer
+its questions or view its runs when one of the user's groups has a rule for it saying so
+(``may_start``, ``may_answer``, ``may_view``; answering and starting include viewing).
+Cancelling and retrying keep their global permission and need the view on top.
+
+``workflow_filter`` is the same decision as a query filter, for every list (``wfapp.web.queries``
+applies it); ``may`` decides for one workflow. Both cost no query of their own when used in a
+list (a subquery) and one small query for a single decision. ``require`` turns a refusal into
+``NotPermitted``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Hashable
+from typing import Any, Literal
+
+from django.db.models import Q
 
 from .errors import NotPermitted
 
@@ -22,30 +34,145 @@ ANSWER_PERMISSION = "wfapp.answer_interrupt"
 CANCEL_PERMISSION = "wfapp.cancel_run"
 RETRY_PERMISSION = "wfapp.retry_run"
 
+Action = Literal["start", "answer", "view"]
+
+# The global permission each action needs on a workflow without rules (None: logged in is enough).
+_GLOBAL: dict[str, str | None] = {"start": START_PERMISSION, "answer": ANSWER_PERMISSION, "view": None}
+# The rule columns that grant each action.
+_GRANTS: dict[str, tuple[str, ...]] = {
+    "start": ("may_start",),
+    "answer": ("may_answer",),
+    "view": ("may_view", "may_answer", "may_start"),
+}
+
+
+def _logged_in(user: Any) -> bool:
+    return bool(user is not None and getattr(user, "is_authenticated", False))
+
 
 def _has(user: Any, permission: str) -> bool:
     """Whether ``user`` is a logged-in user holding ``permission`` (synchronous: it may query)."""
-    return bool(user is not None and getattr(user, "is_authenticated", False) and user.has_perm(permission))
+    return _logged_in(user) and bool(user.has_perm(permission))
+
+
+def _globally(user: Any, action: Action) -> bool:
+    permission = _GLOBAL[action]
+    return _logged_in(user) and (permission is None or _has(user, permission))
+
+
+def _granted(user: Any, action: Action) -> Any:
+    """The rules granting ``action`` to one of ``user``'s groups (a queryset, not evaluated)."""
+    from .models import WorkflowAccess
+
+    grants = Q()
+    for column in _GRANTS[action]:
+        grants |= Q(**{column: True})
+    return WorkflowAccess.objects.filter(grants, group__user=user)
+
+
+def workflow_filter(user: Any, action: Action, field: str = "workflow") -> Q:
+    """A filter keeping the rows (their workflow name in ``field``) whose workflow ``user`` may
+    ``action``: the workflows without rules when the global permission allows, and those a rule
+    grants. Subqueries only: applying it adds no query."""
+    from .models import WorkflowAccess
+
+    if not _logged_in(user):
+        return Q(pk__in=[])
+    if user.is_superuser:
+        return Q()
+    granted = Q(**{f"{field}__in": _granted(user, action).values("workflow")})
+    if not _globally(user, action):
+        return granted
+    return ~Q(**{f"{field}__in": WorkflowAccess.objects.values("workflow")}) | granted
+
+
+def may(user: Any, action: Action, workflow_name: str) -> bool:
+    """Whether ``user`` may ``action`` (start, answer, view) the workflow ``workflow_name``."""
+    from .models import WorkflowAccess
+
+    if not _logged_in(user):
+        return False
+    if user.is_superuser:
+        return True
+    if not WorkflowAccess.objects.filter(workflow=workflow_name).exists():
+        return _globally(user, action)
+    return bool(_granted(user, action).filter(workflow=workflow_name).exists())
+
+
+def may_answer_some(user: Any) -> bool:
+    """Whether ``user`` may answer questions of at least one workflow (the inbox is theirs)."""
+    from .models import WorkflowAccess
+
+    if _has(user, ANSWER_PERMISSION):
+        return True
+    return _logged_in(user) and bool(
+        WorkflowAccess.objects.filter(may_answer=True, group__user=user).exists()
+    )
+
+
+def answer_scope(user: Any) -> Hashable | None:
+    """A key equal for users who may answer the same workflows (None: no question at all), so
+    that what they see can be counted once for all of them."""
+    if not _logged_in(user):
+        return None
+    if user.is_superuser:
+        return "all"
+    granted = tuple(sorted(set(_granted(user, "answer").values_list("workflow", flat=True))))
+    everywhere = _has(user, ANSWER_PERMISSION)
+    return (everywhere, granted) if everywhere or granted else None
+
+
+def users_who_may(action: Action, workflow_name: str) -> Any:
+    """The active users who may ``action`` the workflow ``workflow_name`` (a ``User`` queryset):
+    the same decision as ``may``, for everyone at once (notifications' recipients)."""
+    from django.contrib.auth import get_user_model
+
+    from .models import WorkflowAccess
+
+    users = get_user_model().objects.filter(is_active=True)
+    everyone = Q(is_superuser=True)
+    if WorkflowAccess.objects.filter(workflow=workflow_name).exists():
+        grants = Q()
+        for column in _GRANTS[action]:
+            grants |= Q(**{column: True})
+        groups = WorkflowAccess.objects.filter(grants, workflow=workflow_name).values("group")
+        return users.filter(everyone | Q(groups__in=groups)).distinct()
+    permission = _GLOBAL[action]
+    if permission is None:
+        return users
+    app_label, codename = permission.split(".")
+    held = Q(user_permissions__codename=codename, user_permissions__content_type__app_label=app_label)
+    via_group = Q(
+        groups__permissions__codename=codename, groups__permissions__content_type__app_label=app_label
+    )
+    return users.filter(everyone | held | via_group).distinct()
 
 
 def can_start(user: Any, workflow_name: str) -> bool:
     """Whether ``user`` may start runs of ``workflow_name``."""
-    return _has(user, START_PERMISSION)
+    return may(user, "start", workflow_name)
 
 
-def can_answer(user: Any) -> bool:
-    """Whether ``user`` may see and answer interrupts."""
-    return _has(user, ANSWER_PERMISSION)
+def can_answer(user: Any, workflow_name: str | None = None) -> bool:
+    """Whether ``user`` may answer the questions of ``workflow_name`` (None: of some workflow)."""
+    if workflow_name is None:
+        return may_answer_some(user)
+    return may(user, "answer", workflow_name)
+
+
+def can_view(user: Any, workflow_name: str) -> bool:
+    """Whether ``user`` may see the runs of ``workflow_name`` (else they do not exist for them)."""
+    return may(user, "view", workflow_name)
 
 
 def can_cancel(user: Any, session: Any) -> bool:
-    """Whether ``user`` may cancel the run ``session`` (a ``Session``)."""
-    return _has(user, CANCEL_PERMISSION)
+    """Whether ``user`` may cancel the run ``session`` (a ``Session``; None: some run)."""
+    return _has(user, CANCEL_PERMISSION) and (session is None or can_view(user, session.workflow))
 
 
 def can_retry(user: Any, session: Any) -> bool:
-    """Whether ``user`` may retry the failed run ``session`` (a ``Session``)."""
-    return _has(user, RETRY_PERMISSION)
+    """Whether ``user`` may retry the failed run ``session`` (a ``Session``; None: some run)."""
+    return _has(user, RETRY_PERMISSION) and (session is None or can_view(user, session.workflow))
 
 
 def check_start(user: Any, workflow_name: str) -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from .errors import UnknownRunError
 from .models import Interrupt, InterruptStatus, Session
+from .permissions import can_view
 from .store import DjangoEventStore
 
 
@@ -24,12 +25,17 @@ def interrupt_report(row: Interrupt) -> dict[str, Any]:
     }
 
 
-def run_report(session_id: str, *, events: bool = False) -> dict[str, Any]:
-    """A run's status, input, output or error, and interrupts (and, on request, its events)."""
+def run_report(session_id: str, *, events: bool = False, user: Any = None) -> dict[str, Any]:
+    """A run's status, input, output or error, and interrupts (and, on request, its events).
+
+    With ``user``, a run of a workflow that user may not view is unknown (None: the system).
+    """
     try:
         session = Session.objects.select_related("created_by").get(pk=session_id)
     except Session.DoesNotExist:
         raise UnknownRunError(session_id) from None
+    if user is not None and not can_view(user, session.workflow):
+        raise UnknownRunError(session_id)
     interrupts = list(session.interrupts.exclude(status=InterruptStatus.SUPERSEDED).order_by("request_seq"))
     report: dict[str, Any] = {
         "run": session.pk,

@@ -38,7 +38,7 @@ from .errors import InputValidationError, RunStateError, UnknownRunError
 from .inputs import schema_errors
 from .lease import Lease
 from .models import AttemptOutcome, RunStatus, Session
-from .permissions import can_answer, can_cancel, can_retry, check_start, require
+from .permissions import can_answer, can_cancel, can_retry, can_view, check_start, require
 from .registry import get_workflow
 from .store import DjangoEventStore
 from .worker import dispatch
@@ -54,9 +54,12 @@ def _session(session_id: str) -> Session:
 
 
 def _permitted_session(session_id: str, user: Any, allowed: Any, action: str) -> Session:
-    """The run, once ``user`` (unless None, the trusted system) passes ``allowed(user, session)``."""
+    """The run, once ``user`` (unless None, the trusted system) passes ``allowed(user, session)``;
+    a run ``user`` may not view is unknown to them."""
     session = _session(session_id)
     if user is not None:
+        if not can_view(user, session.workflow):
+            raise UnknownRunError(session_id)
         require(allowed(user, session), user, action)
     return session
 
@@ -141,8 +144,10 @@ async def _already_answered(
 
 
 def _answerable_session(session_id: str, interrupt_id: str, user: Any, value: Any) -> Session:
-    """The run, once ``user`` may answer (a refusal on a known question is recorded)."""
-    if not can_answer(user):
+    """The run, once ``user`` may answer its questions (a refusal on a known question is
+    recorded); a run ``user`` may not view is unknown to them."""
+    session = _session(session_id)
+    if not can_answer(user, session.workflow):
         who = actor_name(user) or "An anonymous user"
         audit.record(
             session_id,
@@ -150,10 +155,12 @@ def _answerable_session(session_id: str, interrupt_id: str, user: Any, value: An
             user,
             value,
             AttemptOutcome.FORBIDDEN,
-            f"{who} may not answer interrupts",
+            f"{who} may not answer interrupts of {session.workflow!r}",
         )
-        require(False, user, "answer interrupts")
-    return _session(session_id)
+        if not can_view(user, session.workflow):
+            raise UnknownRunError(session_id)
+        require(False, user, f"answer interrupts of {session.workflow!r}")
+    return session
 
 
 async def answer_interrupt(

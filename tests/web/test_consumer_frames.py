@@ -94,7 +94,7 @@ async def _still_serves(comm: WebsocketCommunicator, run: str, last_seq: int) ->
 @example(frame=b"\x00binary", page="run")
 async def test_no_frame_crashes_a_live_socket(olga: User, frame: Any, page: str) -> None:
     run = await start()
-    last_seq = (await sync_to_async(queries.get_run)(run)).last_seq
+    last_seq = (await Session.objects.aget(pk=run)).last_seq
     path = {"nav": "/ws/nav/", "inbox": "/ws/inbox/", "runs": "/ws/runs/", "run": f"/ws/runs/{run}/"}[page]
     comm = await socket(path, olga)
     assert (await comm.connect())[0]

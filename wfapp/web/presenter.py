@@ -41,6 +41,7 @@ class AskView:
     bulk: bool
     payload: list[Row] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the asking step told the user first
+    post_url: str = ""  # where the form posts, when not the dashboard's answer URL (an answer link)
 
     @property
     def dom_id(self) -> str:
@@ -48,7 +49,7 @@ class AskView:
 
     @property
     def answer_url(self) -> str:
-        return reverse("answer", args=[self.row.pk])
+        return self.post_url or reverse("answer", args=[self.row.pk])
 
     @property
     def run_url(self) -> str:
@@ -203,9 +204,9 @@ def run_graph(
     )
 
 
-def graph_fragment(session_id: str, expanded: frozenset[str]) -> str:
+def graph_fragment(user: Any, session_id: str, expanded: frozenset[str]) -> str:
     """The run's graph alone, out of band (a page expanded or collapsed a node's children)."""
-    session = queries.get_run(session_id)
+    session = queries.get_run(user, session_id)
     if session is None:
         return ""
     context = {"graph": run_graph(session, expanded), "oob": True}
@@ -285,7 +286,7 @@ def run_update(
     )
     if not rows:
         return RunUpdate("", after)
-    session = queries.get_run(session_id)
+    session = queries.get_run(user, session_id)
     if session is None:
         return RunUpdate("", after)
     last = rows[-1]["seq"]
@@ -382,8 +383,8 @@ def inbox_list(user: Any, filters: dict[str, Any], watermark: int) -> str:
     return render_to_string("wfapp/inbox.html#list", context) + badge_fragment(user)
 
 
-def runs_update(session_id: str, filters: dict[str, Any], created: bool) -> str:
-    session = queries.get_run(session_id)
+def runs_update(user: Any, session_id: str, filters: dict[str, Any], created: bool) -> str:
+    session = queries.get_run(user, session_id)
     if session is None:
         return ""
     insert = created and queries.run_matches(session, **filters)

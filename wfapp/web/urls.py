@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from django.urls import path
 
-from wfapp.web.views import inbox, runs, workflows
+from wfapp.web.views import inbox, links, runs, workflows
 
 urlpatterns = [
     path("", inbox.inbox, name="inbox"),
     path("inbox/bulk/", inbox.bulk_answer, name="bulk-answer"),
     path("interrupts/<int:pk>/", inbox.interrupt_page, name="interrupt"),
     path("interrupts/<int:pk>/answer/", inbox.answer, name="answer"),
+    path("answer-link/<str:token>/", links.answer_link, name="answer-link"),
     path("workflows/", workflows.workflows, name="workflows"),
     path("workflows/<str:name>/", workflows.workflow, name="workflow"),
     path("workflows/<str:name>/start/", workflows.start, name="workflow-start"),

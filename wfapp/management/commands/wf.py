@@ -54,6 +54,7 @@ class Command(BaseCommand):
         show = actions.add_parser("show", help="show a run: status, output or error, pending interrupts")
         show.add_argument("run")
         show.add_argument("--events", action="store_true", help="include the whole event log")
+        show.add_argument("--user", help="as whom (a run of a workflow they may not view is unknown)")
         answer = actions.add_parser("answer", help="answer an interrupt, then continue the run")
         answer.add_argument("run")
         answer.add_argument("interrupt_id")
@@ -174,7 +175,8 @@ class Command(BaseCommand):
         return await sync_to_async(run_report)(session_id)
 
     async def _show(self, options: dict[str, Any]) -> Any:
-        return await sync_to_async(run_report)(options["run"], events=options["events"])
+        user = await _user(options.get("user"))
+        return await sync_to_async(run_report)(options["run"], events=options["events"], user=user)
 
     async def _answer(self, options: dict[str, Any]) -> Any:
         user = await _user(options["user"])

@@ -31,7 +31,7 @@ def run_filters(request: HttpRequest) -> dict[str, Any]:
 @login_required
 def runs(request: HttpRequest) -> HttpResponse:
     filters = run_filters(request)
-    page = queries.runs_page(cursor=request.GET.get("after"), **filters)
+    page = queries.runs_page(request.user, cursor=request.GET.get("after"), **filters)
     context = {
         "page": page,
         "filters": filters,
@@ -44,8 +44,8 @@ def runs(request: HttpRequest) -> HttpResponse:
     return page_or_fragment(request, "wfapp/runs.html", fragment, context)
 
 
-def _run(session_id: str) -> Any:
-    session = queries.get_run(session_id)
+def _run(request: HttpRequest, session_id: str) -> Any:
+    session = queries.get_run(request.user, session_id)
     if session is None:
         raise Http404("No such run")
     return session
@@ -55,7 +55,7 @@ def _run(session_id: str) -> Any:
 @login_required
 def run(request: HttpRequest, session_id: str) -> HttpResponse:
     expanded = presenter.expanded_nodes(request.GET.getlist("expand"))  # "+N more" without JavaScript
-    context = presenter.run_context(_run(session_id), request.user, expanded)
+    context = presenter.run_context(_run(request, session_id), request.user, expanded)
     context["pending_count"] = queries.pending_count(request.user)
     return render(request, "wfapp/run.html", context)
 
@@ -64,7 +64,7 @@ def run(request: HttpRequest, session_id: str) -> HttpResponse:
 @login_required
 def run_events(request: HttpRequest, session_id: str) -> HttpResponse:
     """Older timeline entries, before seq `before`, replacing the "load older" button."""
-    session = _run(session_id)
+    session = _run(request, session_id)
     try:
         before = int(request.GET.get("before", ""))
     except ValueError:
@@ -79,7 +79,7 @@ def run_events(request: HttpRequest, session_id: str) -> HttpResponse:
 
 
 def _action(request: HttpRequest, session_id: str, action: Any) -> HttpResponse:
-    session = _run(session_id)
+    session = _run(request, session_id)
     try:
         async_to_sync(action)(session.pk, user=request.user)
     except NotPermitted as refused:
