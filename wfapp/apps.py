@@ -15,6 +15,7 @@ class WfappConfig(AppConfig):
 
         from . import checks  # noqa: F401  (registers the checks)
         from .inputs import apply_limits, limits_changed
+        from .notify import checks as _notify_checks  # noqa: F401  (and the notification settings')
         from .web.live import logout  # noqa: F401  (closes a session's sockets when it logs out)
 
         apply_limits()

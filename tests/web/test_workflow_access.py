@@ -90,7 +90,9 @@ def test_pages_and_fragments_are_404_for_what_one_may_not_view(
     assert question.message in fin.get("/").content.decode()
 
 
-def test_answering_a_question_of_a_workflow_one_may_not_answer(people: dict[str, User], start_run: Any) -> None:
+def test_answering_a_question_of_a_workflow_one_may_not_answer(
+    people: dict[str, User], start_run: Any
+) -> None:
     run = start_run(EXPENSE, BIG_EXPENSE, people["fin"])
     [question, *_] = pending(run)
     body = {"f.approved": "true", "f.comment": "no"}
