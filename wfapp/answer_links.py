@@ -64,10 +64,10 @@ def open_link(token: str) -> AnswerLink:
         raise LinkRefused("This link has expired. Open the question in the dashboard instead.") from None
     except signing.BadSignature:
         raise LinkRefused("This link is not valid: it is incomplete or was changed.") from None
-    fields = (data.get("n"), data.get("i"), data.get("u")) if isinstance(data, dict) else None
-    if fields is None or not isinstance(fields[0], str) or not all(type(f) is int for f in fields[1:]):
+    fields = data if isinstance(data, dict) else {}
+    nonce, interrupt_pk, recipient_pk = fields.get("n"), fields.get("i"), fields.get("u")
+    if not isinstance(nonce, str) or not isinstance(interrupt_pk, int) or not isinstance(recipient_pk, int):
         raise LinkRefused("This link is not valid: it is incomplete or was changed.")
-    nonce, interrupt_pk, recipient_pk = fields
     link = (
         AnswerLink.objects.select_related("interrupt", "recipient")
         .filter(nonce=nonce, interrupt_id=interrupt_pk, recipient_id=recipient_pk)

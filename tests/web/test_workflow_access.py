@@ -145,13 +145,13 @@ def test_the_cli_obeys_the_rules(transactional_db: None, start_run: Any) -> None
     [question, *_] = pending(run)
     with pytest.raises(CommandError, match="olga may not start runs of 'expense_approval'"):
         call_command("wf", "start", EXPENSE, "--input", json.dumps(BIG_EXPENSE), "--user", "olga")
-    with pytest.raises(CommandError, match="Unknown run|No run"):
+    with pytest.raises(CommandError, match="Unknown run"):
         call_command("wf", "show", run, "--user", "olga")
     with pytest.raises(CommandError):
         call_command(
             "wf", "answer", run, question.interrupt_id, "--answer", '{"approved": true}', "--user", "olga"
         )
-    with pytest.raises(CommandError, match="Unknown run|No run"):
+    with pytest.raises(CommandError, match="Unknown run"):
         call_command("wf", "cancel", run, "--user", "olga")
     question.refresh_from_db()
     assert question.status == InterruptStatus.PENDING
