@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from asgiref.sync import async_to_sync
+from django.contrib.auth.decorators import login_not_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
@@ -19,6 +20,7 @@ def _refused(request: HttpRequest, reason: str) -> HttpResponse:
     return render(request, TEMPLATE, {"refused": reason}, status=410)
 
 
+@login_not_required  # the signed link stands in for the login
 @require_http_methods(["GET", "POST"])
 def answer_link(request: HttpRequest, token: str) -> HttpResponse:
     if not answer_links.enabled():
