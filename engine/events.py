@@ -48,6 +48,7 @@ EventKind = Literal[
     "completed",
     "error",
     "status",
+    "comment",  # a person's remark on the run or one of its questions (``message``); changes nothing
 ]
 KINDS: tuple[str, ...] = get_args(EventKind)[1:]  # every stored kind
 

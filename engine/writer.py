@@ -178,12 +178,12 @@ class LogWriter:
         self._fold(events)
 
     async def _absorb_answers(self, expected: int) -> int:
-        """Fold answers someone appended meanwhile; anything else means the run moved on."""
+        """Fold answers (and comments) someone appended meanwhile; anything else means the run moved on."""
         newer = await self._store.list_events(self._session_id, after_seq=expected)
-        if not newer or any(event.kind != "answer" for event in newer):
+        if not newer or any(event.kind not in ("answer", "comment") for event in newer):
             raise ConcurrencyError(self._session_id, expected, newer[-1].seq if newer else expected)
         self._fold(newer)
-        self.absorbed_answers += len(newer)
+        self.absorbed_answers += sum(1 for event in newer if event.kind == "answer")
         return newer[-1].seq
 
     def _fold(self, events: list[Event]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .comments import comments
 from .errors import UnknownRunError
 from .models import Interrupt, InterruptStatus, Session
 from .permissions import can_view
@@ -13,6 +14,7 @@ from .store import DjangoEventStore
 def interrupt_report(row: Interrupt) -> dict[str, Any]:
     """One interrupt as plain data."""
     return {
+        "question": row.pk,
         "id": row.interrupt_id,
         "node_path": row.node_path,
         "message": row.message,
@@ -50,6 +52,7 @@ def run_report(session_id: str, *, events: bool = False, user: Any = None) -> di
         "error": session.error,
         "pending": [interrupt_report(row) for row in interrupts if row.status == InterruptStatus.PENDING],
         "answered": [interrupt_report(row) for row in interrupts if row.status == InterruptStatus.ANSWERED],
+        "comments": comments(session_id),
         "last_seq": session.last_seq,
     }
     if events:

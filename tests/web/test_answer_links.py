@@ -46,7 +46,10 @@ def test_get_only_shows_the_question(links_on: None, question: Interrupt, fin: U
     for _ in range(3):  # a link-preview bot, a mail scanner, the person
         page = Client().get(path)
         assert page.status_code == 200
-        assert question.message in page.content.decode() and "Answering as <strong>fin</strong>" in page.content.decode()
+        assert (
+            question.message in page.content.decode()
+            and "Answering as <strong>fin</strong>" in page.content.decode()
+        )
     question.refresh_from_db()
     assert question.status == InterruptStatus.PENDING
     assert AnswerLink.objects.get().used_at is None
@@ -69,7 +72,9 @@ def test_post_answers_once_as_the_recipient(links_on: None, question: Interrupt,
     assert AnswerAttempt.objects.filter(actor="fin").count() == 1
 
 
-def test_an_expired_link_answers_nothing(links_on: None, question: Interrupt, fin: User, settings: Any) -> None:
+def test_an_expired_link_answers_nothing(
+    links_on: None, question: Interrupt, fin: User, settings: Any
+) -> None:
     path = _path(answer_links.issue(question.pk, fin))
     AnswerLink.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
     response = Client().post(path, APPROVE)

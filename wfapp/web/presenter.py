@@ -88,6 +88,7 @@ def messages_before(asks: list[Interrupt]) -> dict[int, list[str]]:
     found = (
         EventRow.objects.filter(where)
         .filter(Q(kind="started") | Q(data__has_key="message"))
+        .exclude(kind="comment")  # people's remarks are the timeline's, not the asking step's
         .order_by("seq")
         .values_list("session_id", "node_path", "seq", "kind", "data__message")
     )
@@ -156,7 +157,7 @@ def entry(r: dict[str, Any]) -> Entry:
     """One timeline line; a message a step gave the user (``Event(message=...)``) is shown too."""
     data = r["data"] or {}
     described = describe_event(r["seq"], r["timestamp"], r["kind"], r["node_path"], r["author"], data)
-    message = data.get("message") if r["kind"] != "interrupt" else None
+    message = data.get("message") if r["kind"] not in ("interrupt", "comment") else None
     if not isinstance(message, str):
         return described
     if r["kind"] == "message":

@@ -19,5 +19,6 @@ urlpatterns = [
     path("runs/<str:session_id>/", runs.run, name="run"),
     path("runs/<str:session_id>/events/", runs.run_events, name="run-events"),
     path("runs/<str:session_id>/cancel/", runs.cancel, name="run-cancel"),
+    path("runs/<str:session_id>/comment/", runs.comment, name="run-comment"),
     path("runs/<str:session_id>/retry/", runs.retry, name="run-retry"),
 ]

@@ -28,7 +28,7 @@ from django.db import DatabaseError
 
 from engine import limits
 from engine.errors import InterruptAlreadyAnswered, UnknownInterruptError, UnreadableLogError, ValueLimitError
-from wfapp import audit, services, versions
+from wfapp import audit, comments, services, versions
 from wfapp.checks import migration_problem
 from wfapp.errors import BadRequest, PayloadTooLargeError, UnknownWorkflowError
 from wfapp.inputs import parse_json
@@ -60,6 +60,13 @@ class Command(BaseCommand):
         answer.add_argument("interrupt_id")
         answer.add_argument("--answer", required=True, help="the answer, as JSON")
         answer.add_argument("--user", required=True, help="who answers (needs wfapp.answer_interrupt)")
+        comment = actions.add_parser("comment", help="comment on a run or one of its questions")
+        comment.add_argument("run")
+        comment.add_argument("--text", required=True, help="the comment")
+        comment.add_argument(
+            "--user", required=True, help="who comments (may answer the workflow's questions)"
+        )
+        comment.add_argument("--question", type=int, help="the question's id (as `wf show` lists it)")
         for name, text in (("cancel", "cancel a run"), ("retry", "retry a failed run")):
             sub = actions.add_parser(name, help=text)
             sub.add_argument("run")
@@ -210,6 +217,13 @@ class Command(BaseCommand):
         else:
             await _advance_here(options["run"])
         return await sync_to_async(run_report)(options["run"])
+
+    async def _comment(self, options: dict[str, Any]) -> Any:
+        user = await _user(options["user"])
+        await comments.add_comment(
+            options["run"], options["text"], user=user, interrupt_pk=options.get("question")
+        )
+        return await sync_to_async(run_report)(options["run"], user=user)
 
     async def _cancel(self, options: dict[str, Any]) -> Any:
         await services.cancel_run(options["run"], user=await _user(options.get("user")))

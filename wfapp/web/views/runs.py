@@ -11,9 +11,11 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
-from wfapp import services
+from engine import limits
+from wfapp import comments, services
 from wfapp.errors import NotPermitted, RunStateError, UnknownRunError
 from wfapp.models import RunStatus
+from wfapp.permissions import can_answer
 from wfapp.web import presenter, queries
 from wfapp.web.http import is_fragment_request, notice, page_or_fragment
 
@@ -57,6 +59,7 @@ def run(request: HttpRequest, session_id: str) -> HttpResponse:
     expanded = presenter.expanded_nodes(request.GET.getlist("expand"))  # "+N more" without JavaScript
     context = presenter.run_context(_run(request, session_id), request.user, expanded)
     context["pending_count"] = queries.pending_count(request.user)
+    context["can_comment"] = can_answer(request.user, context["run"].workflow)
     return render(request, "wfapp/run.html", context)
 
 
@@ -88,6 +91,28 @@ def _action(request: HttpRequest, session_id: str, action: Any) -> HttpResponse:
         return notice(request, str(refused), status=409, kind="conflict")
     except UnknownRunError:
         raise Http404("No such run") from None
+    if is_fragment_request(request):
+        return HttpResponseClientRefresh()
+    return redirect("run", session_id=session.pk)
+
+
+@require_POST
+@login_required
+def comment(request: HttpRequest, session_id: str) -> HttpResponse:
+    """A comment on the run, or on one of its questions (``question``: its id)."""
+    session = _run(request, session_id)
+    question = request.POST.get("question", "")
+    try:
+        pk = int(question) if question else None
+        async_to_sync(comments.add_comment)(
+            session.pk, request.POST.get("text"), user=request.user, interrupt_pk=pk
+        )
+    except NotPermitted as refused:
+        return notice(request, f"{refused}: ask an administrator for the permission.", status=403)
+    except UnknownRunError:
+        raise Http404("No such run") from None
+    except ValueError as refused:
+        return notice(request, limits.safe_text(str(refused)), status=400)
     if is_fragment_request(request):
         return HttpResponseClientRefresh()
     return redirect("run", session_id=session.pk)
