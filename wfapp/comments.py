@@ -50,11 +50,11 @@ def clean_text(text: Any) -> str:
     """The comment's text, stripped; ``BadRequest`` when empty, too long or unstorable."""
     if not isinstance(text, str) or not text.strip():
         raise BadRequest("A comment needs some text")
-    text = text.strip()
-    if len(text) > MAX_COMMENT:
-        raise BadRequest(f"A comment is at most {MAX_COMMENT} characters; this one has {len(text)}")
-    check_input(text, "The comment")
-    return text
+    body = str(text).strip()
+    if len(body) > MAX_COMMENT:
+        raise BadRequest(f"A comment is at most {MAX_COMMENT} characters; this one has {len(body)}")
+    check_input(body, "The comment")
+    return body
 
 
 async def add_comment(session_id: str, text: Any, *, user: Any, interrupt_pk: int | None = None) -> int:
