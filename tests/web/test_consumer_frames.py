@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
 from hypothesis import HealthCheck, example, given, settings
@@ -19,7 +18,7 @@ from hypothesis import strategies as st
 
 from tests.web.test_consumers import olga, socket, start
 from wfapp import doorbell
-from wfapp.web import queries
+from wfapp.models import Session
 
 __all__ = ["olga"]  # the fixture
 

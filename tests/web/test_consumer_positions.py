@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from tests.web.test_consumers import drain, olga, seqs, socket, start
 from wfapp import services
-from wfapp.models import Interrupt
+from wfapp.models import Interrupt, Session
 from wfapp.web import queries
 
 __all__ = ["olga"]  # the fixture

@@ -17,7 +17,7 @@ from engine import Runner
 from tests.web.conftest import BIG_EXPENSE, make_user
 from wfapp import services
 from wfapp.asgi import application
-from wfapp.models import Interrupt, InterruptStatus
+from wfapp.models import Interrupt, InterruptStatus, Session
 from wfapp.registry import get_workflow
 from wfapp.store import DjangoEventStore, close_connections
 
