@@ -22,7 +22,7 @@ from django.utils import timezone
 from engine import Runner
 from tests.wfapp.helpers import settled
 from wfapp import services
-from wfapp.models import Delivery, DeliveryAttempt, Notice, NotifyPreference, WorkflowAccess
+from wfapp.models import AnswerLink, Delivery, DeliveryAttempt, Notice, NotifyPreference, WorkflowAccess
 from wfapp.notify import outbox, sending
 from wfapp.notify.pump import pump
 from wfapp.registry import get_workflow
@@ -222,3 +222,20 @@ async def test_a_failed_run_notifies_and_the_runtime_sends_it(
     payload = json.loads(hook.received[0][1])
     assert payload["event"] == "failed" and payload["run"]["id"] == session_id
     assert "unavailable" in payload["error"]["message"]
+
+
+def test_a_question_mail_carries_an_answer_link_when_enabled(
+    transactional_db: None, workflows: None, settings: Any
+) -> None:
+    _people()
+    _waiting_run()
+    pump()
+    assert "/answer-link/" not in mail.outbox[0].body  # off by default
+    settings.WFAPP_ANSWER_LINKS = True
+    outbox.forget()
+    _waiting_run({"n": 2})
+    pump()
+    body = mail.outbox[-1].body
+    assert "/answer-link/" in body and "works once" in body
+    [link] = AnswerLink.objects.all()
+    assert link.recipient.username == "fin"  # one recipient, one link: Dora's waits for her digest
