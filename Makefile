@@ -34,6 +34,7 @@ test: venv
 run: venv
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py ensure_admin
+	$(PY) manage.py seed_demo
 	exec $(PY) manage.py serve --host $(HOST) --port $(PORT)
 
 # The benchmarks (../shared/design/BENCHMARKS.md): our engine, google-adk and LangGraph side by side.

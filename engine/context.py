@@ -84,6 +84,7 @@ class Execution:
     counters: dict[str, int] = field(default_factory=dict)
     allocated: int = 0  # children handed out by run_node
     begun: int = 0  # of those, how many started running
+    timed_out: set[str] = field(default_factory=set)  # its questions whose deadline failed them
 
     def set_output(self, value: Any) -> None:
         if self.delegated:

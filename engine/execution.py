@@ -8,8 +8,16 @@ from typing import Any
 
 from .answers import check_schema
 from .context import Context, Execution, State
-from .errors import NodeInterruptedError, NodeTimeoutError, NodeUsageError, RuleViolation, WorkflowError
+from .errors import (
+    InterruptTimeoutError,
+    NodeInterruptedError,
+    NodeTimeoutError,
+    NodeUsageError,
+    RuleViolation,
+    WorkflowError,
+)
 from .events import ErrorInfo, Event, Interrupt, RequestInput
+from .human import HumanPolicy, asked_policy, split_timed_out
 from .limits import check_id, check_text, check_value, safe_text
 from .nodes import BaseNode, Returned, as_node
 from .outcome import Outcome, checked_route, split_group
@@ -76,9 +84,9 @@ class SessionRun:
                 return Outcome("completed", output, record.route, output_seq=record.output_seq)
             if action is Action.WAIT:
                 return Outcome("waiting", interrupts=list(record.pending))
-            if action is Action.ANSWER:
-                return await self._answer_as_output(node, record, path, targets, author)
-        resume_inputs = dict(record.resolved) if record is not None else {}
+        resume_inputs, timed_out = split_timed_out(record, path, self.index.people)
+        if record is not None and not timed_out and action is Action.ANSWER:
+            return await self._answer_as_output(node, record, path, targets, author)
         execution = Execution(
             node=node,
             path=path,
@@ -87,6 +95,7 @@ class SessionRun:
             resume_inputs=resume_inputs,
             state=State(self.index.state),
             task=asyncio.current_task(),
+            timed_out=timed_out,
         )
         self.writer.enqueue(draft("started", path, author, seen_seq=self.index.last_seq))
         return await self._run(execution, node_input)
@@ -225,7 +234,14 @@ class SessionRun:
         if item is None:
             return
         if isinstance(item, RequestInput):
-            await self._ask(ex, [(item.interrupt_id, item.message, item.payload, item.response_schema)])
+            ask = (
+                item.interrupt_id,
+                item.message,
+                item.payload,
+                item.response_schema,
+                await asked_policy(item, ex.path),
+            )
+            await self._ask(ex, [ask])
             return
         route = state = ids = message = None
         if isinstance(item, Event):
@@ -253,11 +269,16 @@ class SessionRun:
         if fields:
             await self.writer.write(draft(_kind_of(fields), ex.path, ex.author, **fields))
         if ids:
-            await self._ask(ex, [(interrupt_id, message, None, None) for interrupt_id in sorted(ids)])
+            await self._ask(ex, [(interrupt_id, message, None, None, None) for interrupt_id in sorted(ids)])
 
-    async def _ask(self, ex: Execution, asks: list[tuple[str, str | None, Any, Any]]) -> None:
+    async def _ask(
+        self, ex: Execution, asks: list[tuple[str, str | None, Any, Any, HumanPolicy | None]]
+    ) -> None:
         drafts = []
-        for interrupt_id, message, payload, schema in asks:
+        for interrupt_id, message, payload, schema, human in asks:
+            if interrupt_id in ex.timed_out:  # its deadline passed with TIMEOUT_FAIL
+                ex.timed_out.discard(interrupt_id)
+                raise InterruptTimeoutError(interrupt_id, ex.path)
             holder = self.index.pending.get(interrupt_id)
             if holder is not None:
                 if holder.node_path == ex.path:
@@ -282,6 +303,7 @@ class SessionRun:
                 message=message,
                 payload=to_json(payload, f"The payload of the interrupt asked by node {ex.path}"),
                 response_schema=response_schema,
+                human=human,
             )
             ex.add_interrupts([interrupt_id])
             drafts.append(draft("interrupt", ex.path, ex.author, interrupt=interrupt))

@@ -13,6 +13,7 @@ from enum import Enum
 from typing import Any
 
 from .events import Answer, ErrorInfo, Event, Interrupt
+from .human import Ledger
 
 
 class NodeRecord:
@@ -110,6 +111,7 @@ class ReplayIndex:
     output: Any = None
     # seq -> output of the events that carry the workflow's own output (usually one a run)
     root_outputs: dict[int, Any] = field(default_factory=dict)
+    people: Ledger = field(default_factory=Ledger)  # claims, escalations, approvals so far
 
     def record(self, path: str) -> NodeRecord:
         record = self.records.get(path)
@@ -138,12 +140,16 @@ class ReplayIndex:
             self._apply_interrupt(event.interrupt)
         elif kind == "answer" and event.answer is not None:
             self._apply_answer(event, event.answer)
+        elif kind == "assignment" and event.assignment is not None:
+            self.people.apply(event.assignment)
         elif kind == "error":
             record = self.record(event.node_path)
             record.error = event.error
             record.forget_outcome()  # a failed attempt's output and route do not count
             self._withdraw(event.node_path, record)
             self._mark_failed(event.node_path, True)
+            if self.people.timed_out:
+                self.people.failed(event.node_path)
         elif kind == "status":
             self.status = event.status
             self.error = event.error if event.status == "failed" else None
@@ -192,15 +198,28 @@ class ReplayIndex:
 
     def _apply_interrupt(self, interrupt: Interrupt) -> None:
         self.pending[interrupt.id] = interrupt
+        if interrupt.human is not None:
+            self.people.asked(interrupt.id)
         for path in ancestors(interrupt.node_path):
             self.record(path).ask(interrupt)
 
     def _apply_answer(self, event: Event, answer: Answer) -> None:
-        interrupt = self.pending.pop(answer.interrupt_id, None)
+        value = answer.value
+        interrupt = self.pending.get(answer.interrupt_id)
+        if interrupt is not None and interrupt.human is not None:
+            # Human steps: an approval short of its quorum leaves the question pending;
+            # a deadline without a default resolves it as timed out (engine.human).
+            actor = answer.actor or event.author
+            resolved, value = self.people.answer(
+                interrupt.id, interrupt.node_path, interrupt.human, actor, value, answer.timed_out
+            )
+            if not resolved:
+                return
+        self.pending.pop(answer.interrupt_id, None)
         self.answered[answer.interrupt_id] = event
         path = interrupt.node_path if interrupt is not None else event.node_path
         for prefix in ancestors(path):
-            self.record(prefix).answer(answer.interrupt_id, answer.value, event.seq)
+            self.record(prefix).answer(answer.interrupt_id, value, event.seq)
 
 
 class Action(Enum):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import human
 from .answers import check_answer
 from .errors import (
     ConcurrencyError,
@@ -23,7 +25,7 @@ from .errors import (
     UnreadableLogError,
     WorkflowError,
 )
-from .events import Answer, ErrorInfo, Event, Interrupt
+from .events import Answer, ErrorInfo, Event, Interrupt, stored_event
 from .execution import SessionRun
 from .limits import check_id, safe_text
 from .memory import InMemoryEventStore
@@ -209,14 +211,23 @@ class Runner:
             raise SessionStateError(f"Session {loaded.info.session_id!r} is {status}; it cannot continue")
 
     async def _record_answers(self, loaded: _Loaded, answers: Mapping[str, Any], actor: str | None) -> None:
+        await self._record(loaded, lambda: self._answer_drafts(loaded, answers, actor))
+
+    async def _record(self, loaded: _Loaded, build: Callable[[], list[dict[str, Any]]]) -> list[Event]:
+        """Append what ``build`` checks and drafts against the log as it is now; return it."""
         for _ in range(_ANSWER_ATTEMPTS):
-            drafts = self._answer_drafts(loaded, answers, actor)
+            drafts = build()
+            if not drafts:
+                return []
+            loaded.writer.absorbs = False  # what others append meanwhile is checked again
             try:
                 await loaded.writer.write(*drafts)
-                return
+                return [stored_event(item) for item in drafts]
             except ConcurrencyError:
                 # A turn in flight moved the log on while we checked: read on and check again.
                 await self._catch_up(loaded)
+            finally:
+                loaded.writer.absorbs = True
         raise ConcurrencyError(loaded.info.session_id, loaded.index.last_seq, -1)
 
     async def _catch_up(self, loaded: _Loaded) -> None:
@@ -249,9 +260,70 @@ class Runner:
             except WorkflowError as error:
                 raise InvalidAnswerError(interrupt_id, {"": [str(error)]}) from error
             check_answer(interrupt_id, interrupt.response_schema, stored)
+            if interrupt.human is not None:
+                human.check_answer_by(index.people, interrupt_id, interrupt.human, actor)
             answer = Answer(interrupt_id=interrupt_id, value=stored, actor=actor)
             drafts.append(draft("answer", interrupt.node_path, actor or "user", answer=answer))
         return drafts
+
+    # -- human steps (engine.human) -----------------------------------------------------
+
+    async def decide(
+        self,
+        session_id: str,
+        interrupt_id: str,
+        decision: str,
+        actor: str,
+        users: list[str] | None = None,
+        *,
+        force: bool = False,
+    ) -> Event:
+        """Record a person's ``claim``, ``unclaim`` or ``reassign`` (to ``users``) of a pending
+        question; raises ``InterruptClaimedError`` or ``DecisionError`` and writes nothing.
+        ``force``: an unclaim of someone else's claim (an admin's)."""
+        loaded = await self._load(session_id)
+        self._check_open(loaded)
+        check_id(actor, "The actor's name", caller=True)
+
+        def build() -> list[dict[str, Any]]:
+            interrupt = loaded.index.pending.get(interrupt_id)
+            if interrupt is None:
+                raise UnknownInterruptError(session_id, [interrupt_id])
+            data = human.decision_data(loaded.index.people, interrupt_id, decision, actor, users, force)
+            return [draft("assignment", interrupt.node_path, actor, assignment=data)]
+
+        [event] = await self._record(loaded, build)
+        return event
+
+    async def fire_timers(self, session_id: str, now: float | None = None) -> list[Event]:
+        """Record what the clock decides by ``now`` (epoch seconds; default: now) on the run's
+        pending questions: reminders, escalations, and default answers (or time-outs) by the
+        actor ``deadline``. Returns the events written (none when nothing is due, or when
+        another process recorded them first). Call ``advance`` after an answer to go on."""
+        loaded = await self._load(session_id)
+        if loaded.info.status in FINAL_STATUSES:
+            return []
+        moment = time.time() if now is None else now
+
+        def build() -> list[dict[str, Any]]:
+            drafts = []
+            for interrupt_id, data, value, timed_out in human.due_decisions(
+                loaded.index.people, loaded.index.pending, moment
+            ):
+                path = loaded.index.pending[interrupt_id].node_path
+                if data is not None:
+                    drafts.append(draft("assignment", path, human.DEADLINE_ACTOR, assignment=data))
+                else:
+                    answer = Answer(
+                        interrupt_id=interrupt_id,
+                        value=value,
+                        actor=human.DEADLINE_ACTOR,
+                        timed_out=timed_out,
+                    )
+                    drafts.append(draft("answer", path, human.DEADLINE_ACTOR, answer=answer))
+            return drafts
+
+        return await self._record(loaded, build)
 
     # -- executing ------------------------------------------------------------------
 

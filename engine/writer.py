@@ -53,6 +53,7 @@ class LogWriter:
         self._inflight: asyncio.Task[None] | None = None
         self._nowait: Callable[..., int] | None = getattr(store, "append_nowait", None)
         self.absorbed_answers = 0  # answers others appended during this turn
+        self.absorbs = True  # False: a foreign append refuses the write (the caller checks again)
         self._sealed = False
         self.listeners: list[Callable[[Event], None]] = []
 
@@ -168,6 +169,8 @@ class LogWriter:
                     await self._store.append(self._session_id, events, expected_seq=expected)
                     break
                 except ConcurrencyError:
+                    if not self.absorbs:
+                        raise
                     expected = await self._absorb_answers(expected)
                     events = [_renumbered(event, expected + 1 + n) for n, event in enumerate(events)]
         except asyncio.CancelledError:
@@ -178,9 +181,10 @@ class LogWriter:
         self._fold(events)
 
     async def _absorb_answers(self, expected: int) -> int:
-        """Fold answers (and comments) someone appended meanwhile; anything else means the run moved on."""
+        """Fold answers, decisions on questions and comments someone appended meanwhile; anything
+        else means the run moved on."""
         newer = await self._store.list_events(self._session_id, after_seq=expected)
-        if not newer or any(event.kind not in ("answer", "comment") for event in newer):
+        if not newer or any(event.kind not in ("answer", "assignment", "comment") for event in newer):
             raise ConcurrencyError(self._session_id, expected, newer[-1].seq if newer else expected)
         self._fold(newer)
         self.absorbed_answers += sum(1 for event in newer if event.kind == "answer")

@@ -70,6 +70,10 @@ class NotPermitted(BadRequest):
     """The user lacks the permission the action needs (``wfapp.permissions``); nothing was written."""
 
 
+class NotAssignedError(NotPermitted):
+    """The user may answer questions, but not this one: its assignees, claim or quorum say who."""
+
+
 class RunStateError(BadRequest):
     """The run's status does not allow the action (retrying a run that did not fail, say)."""
 

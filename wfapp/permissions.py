@@ -5,7 +5,10 @@ Each action has its own Django permission (superusers hold them all):
 - ``wfapp.start_run``: start a run of a workflow;
 - ``wfapp.answer_interrupt``: see the inbox and answer questions;
 - ``wfapp.cancel_run``: cancel a run;
-- ``wfapp.retry_run``: retry a failed run.
+- ``wfapp.retry_run``: retry a failed run;
+- ``wfapp.reassign_interrupt``: reassign a question (an admin's override of assignees and claims).
+
+A question's assignees, claim and quorum narrow who may answer it (``wfapp.assignment``).
 
 Per-workflow rules (``WorkflowAccess``, managed in the admin) narrow this by Django group. A
 workflow with no rule keeps the global permissions above, and every logged-in user may view its
@@ -33,6 +36,7 @@ START_PERMISSION = "wfapp.start_run"
 ANSWER_PERMISSION = "wfapp.answer_interrupt"
 CANCEL_PERMISSION = "wfapp.cancel_run"
 RETRY_PERMISSION = "wfapp.retry_run"
+REASSIGN_PERMISSION = "wfapp.reassign_interrupt"
 
 Action = Literal["start", "answer", "view"]
 
@@ -163,6 +167,24 @@ def can_answer(user: Any, workflow_name: str | None = None) -> bool:
 def can_view(user: Any, workflow_name: str) -> bool:
     """Whether ``user`` may see the runs of ``workflow_name`` (else they do not exist for them)."""
     return may(user, "view", workflow_name)
+
+
+# -- issue 17: assignees, claims and quorums decide who answers one question ----------------------
+
+
+def answer_refusal(user: Any, interrupt: Any) -> str | None:
+    """Why ``user``, who may answer questions, may not answer ``interrupt`` (None: they may)."""
+    from .assignment import refusal
+
+    return refusal(user, interrupt)
+
+
+def can_reassign(user: Any) -> bool:
+    """Whether ``user`` may hand questions held by or assigned to others to someone else."""
+    return _has(user, REASSIGN_PERMISSION)
+
+
+# -------------------------------------------------------------------------------------------------
 
 
 def can_cancel(user: Any, session: Any) -> bool:

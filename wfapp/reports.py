@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .assignment import decode
 from .comments import comments
 from .errors import UnknownRunError
 from .models import Interrupt, InterruptStatus, Session
@@ -24,6 +25,12 @@ def interrupt_report(row: Interrupt) -> dict[str, Any]:
         "answer": row.answer,
         "answered_by": row.answered_by or None,
         "answered_at": row.answered_at.isoformat() if row.answered_at else None,
+        # Human steps (wfapp.assignment): who may answer, who holds it, by when, the quorum so far.
+        "assignees": decode(row.assignees),
+        "claimed_by": row.claimed_by or None,
+        "due_at": row.due_at.isoformat() if row.due_at else None,
+        "approvals_required": row.approvals_required,
+        "approvals": row.approvals or [],
     }
 
 

@@ -3,7 +3,8 @@
 ``kick(session_id)`` claims a run and advances it in a task of the runtime's event loop
 until it waits or ends; it is safe to call from any thread. A maintenance task renews the
 leases of the runs in flight and sweeps for runs that need a worker: runs left ``running``
-by a stopped process, and runs answered while no worker was around. The CLI uses ``drive``
+by a stopped process, and runs answered while no worker was around; with each sweep it fires
+the human steps' reminders, escalations and deadlines that are due (``wfapp.timers``). The CLI uses ``drive``
 directly, in its own process, under its own lease.
 """
 
@@ -22,7 +23,7 @@ from django.conf import settings
 from engine import Runner, RunResult
 from engine.errors import ConcurrencyError, SessionStateError
 
-from . import doorbell
+from . import doorbell, timers
 from . import lease as leases
 from .errors import LeaseLostError, VersionNotDeployedError
 from .lease import Lease, Release
@@ -188,10 +189,12 @@ class Runtime:
         return await runner.cancel(session_id, actor=actor)
 
     async def sweep(self) -> None:
-        """Claim and advance every run that needs a worker and has none."""
+        """Claim and advance every run that needs a worker and has none; then record the human
+        steps' reminders, escalations and deadlines that are due (``wfapp.timers``)."""
         for session_id in await sync_to_async(leases.runs_needing_work)():
             if session_id not in self._tasks:
                 await self._claim_and_drive(session_id, False)
+        await timers.fire_due()
 
     async def wait_idle(self, timeout: float = 30.0) -> None:
         """Wait until no run is in flight here (tests and the CLI use it)."""

@@ -31,14 +31,23 @@ from engine.errors import (
 )
 from engine.limits import check_input
 
-from . import audit, doorbell, runtime
+from . import assignment, audit, doorbell, runtime
 from . import lease as leases
 from .audit import actor_name
-from .errors import InputValidationError, RunStateError, UnknownRunError
+from .errors import InputValidationError, NotAssignedError, NotPermitted, RunStateError, UnknownRunError
 from .inputs import schema_errors
 from .lease import Lease
-from .models import AttemptOutcome, RunStatus, Session
-from .permissions import can_answer, can_cancel, can_retry, can_view, check_start, require
+from .models import AttemptOutcome, Interrupt, InterruptStatus, RunStatus, Session
+from .permissions import (
+    answer_refusal,
+    can_answer,
+    can_cancel,
+    can_reassign,
+    can_retry,
+    can_view,
+    check_start,
+    require,
+)
 from .registry import get_workflow
 from .store import DjangoEventStore
 from .worker import dispatch
@@ -144,10 +153,12 @@ async def _already_answered(
 
 
 def _answerable_session(session_id: str, interrupt_id: str, user: Any, value: Any) -> Session:
-    """The run, once ``user`` may answer its questions (a refusal on a known question is
+    """The run, once ``user`` may answer this question (a refusal on a known question is
     recorded); a run ``user`` may not view is unknown to them."""
     session = _session(session_id)
-    if not can_answer(user, session.workflow):
+    if can_answer(user, session.workflow):
+        _check_assigned(session_id, interrupt_id, user, value)
+    else:
         who = actor_name(user) or "An anonymous user"
         audit.record(
             session_id,
@@ -161,6 +172,24 @@ def _answerable_session(session_id: str, interrupt_id: str, user: Any, value: An
             raise UnknownRunError(session_id)
         require(False, user, f"answer interrupts of {session.workflow!r}")
     return session
+
+
+def _pending_row(session_id: str, interrupt_id: str) -> Interrupt | None:
+    return (
+        Interrupt.objects.select_related("session")
+        .filter(session_id=session_id, interrupt_id=interrupt_id, status=InterruptStatus.PENDING)
+        .first()
+    )
+
+
+def _check_assigned(session_id: str, interrupt_id: str, user: Any, value: Any) -> None:
+    """Refuse (and record) an answer by someone the question's assignees, claim or quorum exclude."""
+    row = _pending_row(session_id, interrupt_id)
+    reason = answer_refusal(user, row) if row is not None else None
+    if reason is not None:
+        who = actor_name(user)
+        audit.record(session_id, interrupt_id, user, value, AttemptOutcome.FORBIDDEN, f"{who}: {reason}")
+        raise NotAssignedError(f"{who} may not answer: {reason}")
 
 
 async def answer_interrupt(
@@ -208,6 +237,74 @@ async def answer_interrupt(
         raise RunStateError(busy)
     if advance:
         dispatch.after_answer(session_id)  # workers mode queued the advance with the answer
+
+
+# -- claim, unclaim, reassign (issue 17) --------------------------------------------------------------
+
+
+def _decidable(
+    session_id: str, interrupt_id: str, user: Any, decision: str, users: list[str] | None
+) -> Session:
+    """The run, once ``user`` may take ``decision`` on the pending question; raises otherwise."""
+    row = _pending_row(session_id, interrupt_id)
+    if row is None:
+        session = _session(session_id)
+        raise UnknownInterruptError(session.pk, [interrupt_id])
+    if decision == "reassign":
+        require(can_reassign(user), user, "reassign questions")
+        unknown = assignment.unknown_names_sync(list(users or []))
+        if unknown:
+            raise InputValidationError(
+                row.workflow, {"users": [f"no known user or group: {', '.join(unknown)}"]}
+            )
+    elif not can_answer(user, row.workflow):
+        if not can_view(user, row.workflow):
+            raise UnknownRunError(session_id)
+        require(False, user, f"answer interrupts of {row.workflow!r}")
+    elif decision == "claim":
+        reason = answer_refusal(user, row)
+        if reason is not None and not row.claimed_by:
+            raise NotAssignedError(f"{actor_name(user)} may not claim this question: {reason}")
+    return row.session
+
+
+async def decide_interrupt(
+    session_id: str, interrupt_id: str, decision: str, *, user: Any, users: list[str] | None = None
+) -> None:
+    """Record a ``claim``, ``unclaim`` or ``reassign`` (to ``users``) of a pending question as an
+    event of its run; the inbox row follows in the same transaction.
+
+    Raises ``NotPermitted`` (only someone who may answer it claims it; only a holder of
+    ``wfapp.reassign_interrupt`` reassigns or unclaims for someone else), ``UnknownRunError``,
+    ``UnknownInterruptError``, ``InputValidationError`` (an unknown user or group),
+    ``engine.errors.InterruptClaimedError`` (held by someone else: one of two claims wins) or
+    ``engine.errors.DecisionError``.
+    """
+    session = await sync_to_async(_decidable)(session_id, interrupt_id, user, decision, users)
+    actor = actor_name(user)
+    if actor is None:
+        raise NotPermitted("An anonymous user may not claim questions")
+    force = decision == "unclaim" and await sync_to_async(can_reassign)(user)
+    runner = Runner(get_workflow(session.workflow, session.version or None), store=DjangoEventStore())
+    try:
+        await runner.decide(session_id, interrupt_id, decision, actor, users=users, force=force)
+    except SessionStateError as refused:
+        raise RunStateError(str(refused)) from None
+
+
+async def claim_interrupt(session_id: str, interrupt_id: str, *, user: Any) -> None:
+    """Hold a pending question so that only you answer it (others still see it)."""
+    await decide_interrupt(session_id, interrupt_id, "claim", user=user)
+
+
+async def unclaim_interrupt(session_id: str, interrupt_id: str, *, user: Any) -> None:
+    """Let go of a question you hold (an admin may free anyone's)."""
+    await decide_interrupt(session_id, interrupt_id, "unclaim", user=user)
+
+
+async def reassign_interrupt(session_id: str, interrupt_id: str, users: list[str], *, user: Any) -> None:
+    """Make ``users`` (user names and ``group:`` names) the ones who may answer (admins only)."""
+    await decide_interrupt(session_id, interrupt_id, "reassign", user=user, users=users)
 
 
 # -- cancel and retry -------------------------------------------------------------------------------

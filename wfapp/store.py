@@ -40,7 +40,7 @@ from engine.errors import (
 )
 from engine.store import STATUSES
 
-from . import doorbell, store_cache, store_group, store_inline, store_sql
+from . import assignment, doorbell, store_cache, store_group, store_inline, store_sql
 from .errors import LeaseLostError
 from .lease import Lease
 from .models import AnswerAttempt, AttemptOutcome, Interrupt, InterruptStatus, RunStatus, Session
@@ -286,7 +286,7 @@ class DjangoEventStore:
                 raise ValueError(f"event seq {event.seq} should be {expected_seq + offset}")
         updates = _session_updates(events)
         status = updates.get("status")
-        asks = any(event.kind in ("interrupt", "answer") for event in events)
+        asks = any(event.kind in ("interrupt", "answer", "assignment") for event in events)
         ends = any(event.kind in ("error", "completed") for event in events)
         known_clear = self._clear.get(session_id) == expected_seq
         lease = self.lease
@@ -366,10 +366,14 @@ class DjangoEventStore:
                     message=ask.message or "",
                     payload=ask.model_dump(mode="json")["payload"],
                     response_schema=ask.response_schema,
+                    **assignment.row_fields(ask.human),
                 )
                 changed = may_be_pending = True
             elif event.kind == "answer" and event.answer is not None:
                 self._record_answer(session_id, event)
+                changed = True
+            elif event.kind == "assignment" and event.assignment is not None:
+                assignment.apply_decision(session_id, event.assignment)  # claims, escalations, ...
                 changed = True
             elif event.kind in ("error", "completed"):
                 # A failed or finished execution withdraws the questions it asked itself.
@@ -393,16 +397,27 @@ class DjangoEventStore:
         answer = event.answer
         assert answer is not None
         actor = answer.actor or event.author
-        value = answer.model_dump(mode="json")["value"]
-        answered = Interrupt.objects.filter(
+        given = answer.model_dump(mode="json")["value"]
+        rows = Interrupt.objects.filter(
             session_id=session_id, interrupt_id=answer.interrupt_id, status=InterruptStatus.PENDING
-        ).update(
-            status=InterruptStatus.ANSWERED,
-            answer=value,
-            answered_by=actor,
-            answered_at=timezone.now(),
-            answer_seq=event.seq,
         )
+        fields = {
+            "status": InterruptStatus.ANSWERED,
+            "answer": given,
+            "answered_by": actor,
+            "answered_at": timezone.now(),
+            "answer_seq": event.seq,
+        }
+        answered = rows.filter(approvals_required__lte=1).update(**fields)
+        if not answered:
+            # A quorum: an approval short of its count leaves it pending (wfapp.assignment).
+            resolved, value = assignment.fold_row_answer(
+                session_id, answer.interrupt_id, actor, given, answer.timed_out
+            )
+            if not resolved:
+                self._accepted(session_id, event, actor, given)
+                return
+            answered = rows.update(**(fields | {"answer": value}))
         if not answered:
             first = (
                 Interrupt.objects.filter(
@@ -415,15 +430,20 @@ class DjangoEventStore:
             if first is None:
                 raise UnknownInterruptError(session_id, [answer.interrupt_id])
             raise InterruptAlreadyAnswered(answer.interrupt_id, first["answered_by"], first["answered_at"])
+        self._accepted(session_id, event, actor, given)
+        dispatch.answer_recorded(session_id)  # workers mode: the advance job commits with the answer
+
+    @staticmethod
+    def _accepted(session_id: str, event: Event, actor: str, value: Any) -> None:
+        assert event.answer is not None
         AnswerAttempt.objects.create(
             session_id=session_id,
-            interrupt_id=answer.interrupt_id,
+            interrupt_id=event.answer.interrupt_id,
             actor=actor,
             value=value,
             outcome=AttemptOutcome.ACCEPTED,
             event_seq=event.seq,
         )
-        dispatch.answer_recorded(session_id)  # workers mode: the advance job commits with the answer
 
     def list_events_sync(self, session_id: str, after_seq: int = 0, limit: int | None = None) -> list[Event]:
         """The events after ``after_seq``, in order (at most ``limit`` of them).

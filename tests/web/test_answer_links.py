@@ -33,7 +33,7 @@ def question(db: None, start_run: Any) -> Interrupt:
 
 @pytest.fixture
 def fin(db: None) -> User:
-    return make_user("fin", may_answer=True)
+    return make_user("fin", may_answer=True)  # an operator, in the groups the demo assigns
 
 
 def _path(url: str | None) -> str:

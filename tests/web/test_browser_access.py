@@ -13,10 +13,10 @@ from tests.web.test_browser import Server, item, launched_chromium, login, open_
 RULES = """
 from django.contrib.auth.models import Group, User
 from wfapp.models import WorkflowAccess
-finance = Group.objects.create(name="finance")
-WorkflowAccess.objects.create(workflow="expense_approval", group=finance, may_start=True, may_answer=True)
+payables = Group.objects.get_or_create(name="payables")[0]
+WorkflowAccess.objects.create(workflow="expense_approval", group=payables, may_start=True, may_answer=True)
 fin = User.objects.create_user("fin", password="pw-fin")
-fin.groups.add(finance)
+fin.groups.add(payables)
 """
 
 

@@ -1,6 +1,6 @@
 """Per-workflow permissions: start / answer / view × pages, fragments, websockets, bulk, CLI, API.
 
-``expense_approval`` gets rules: the group "finance" may start, answer and view it, "auditors"
+``expense_approval`` gets rules: the group "payables" may start, answer and view it, "auditors"
 may only view it. ``document_review`` has no rule, so the global permissions decide for it as
 before. Olga holds every global permission but is in neither group: for her the expense runs do
 not exist (404 everywhere), while she still runs document reviews.
@@ -32,12 +32,12 @@ EXPENSE = "expense_approval"
 
 
 def _rules() -> dict[str, User]:
-    finance = Group.objects.create(name="finance")
-    auditors = Group.objects.create(name="auditors")
-    WorkflowAccess.objects.create(workflow=EXPENSE, group=finance, may_start=True, may_answer=True)
+    payables = Group.objects.get_or_create(name="payables")[0]
+    auditors = Group.objects.get_or_create(name="auditors")[0]
+    WorkflowAccess.objects.create(workflow=EXPENSE, group=payables, may_start=True, may_answer=True)
     WorkflowAccess.objects.create(workflow=EXPENSE, group=auditors, may_view=True)
     fin = make_user("fin", may_answer=False)
-    fin.groups.add(finance)
+    fin.groups.add(payables, Group.objects.get_or_create(name="managers")[0])  # the demo assigns managers
     audrey = make_user("audrey", may_answer=False)
     audrey.groups.add(auditors)
     olga = make_user("olga", may_answer=True)
@@ -82,7 +82,7 @@ def test_pages_and_fragments_are_404_for_what_one_may_not_view(
     assert olga.post(f"/runs/{run}/cancel/").status_code == 404
     assert run not in olga.get("/runs/").content.decode()
     assert question.message not in olga.get("/").content.decode()
-    # The auditor sees the run, not its questions' forms; finance sees and answers.
+    # The auditor sees the run, not its questions' forms; payables sees and answers.
     assert audrey.get(f"/runs/{run}/").status_code == 200
     assert audrey.get(f"/interrupts/{question.pk}/").status_code == 404
     assert run in audrey.get("/runs/").content.decode()
@@ -164,7 +164,7 @@ def test_the_admin_refuses_a_rule_for_an_unknown_workflow(people: dict[str, User
     root = User.objects.create_superuser("root", password="pw-root")
     client = Client()
     client.force_login(root)
-    group = Group.objects.get(name="finance")
+    group = Group.objects.get(name="payables")
     response = client.post(
         "/admin/wfapp/workflowaccess/add/",
         {"workflow": "expense_aproval", "group": group.pk, "may_view": "on"},

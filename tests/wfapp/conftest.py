@@ -6,10 +6,11 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import Group, Permission, User
 
 from tests.wfapp.flows import PATHS
 from wfapp import runtime
+from wfapp.demos.expense_approval_people import GROUPS as DEMO_GROUPS
 from wfapp.runtime import Runtime
 from wfapp.store import close_connections
 from wfapp.worker.config import workers_mode
@@ -61,6 +62,7 @@ def _user(username: str, *, may_answer: bool) -> User:
         user.user_permissions.add(
             *Permission.objects.filter(codename__in=OPERATOR_PERMISSIONS, content_type__app_label="wfapp")
         )
+        user.groups.add(*Group.objects.filter(name__in=DEMO_GROUPS))  # the expense demo assigns to these
     return User.objects.get(pk=user.pk)  # fresh: no stale permission cache
 
 

@@ -77,18 +77,18 @@ def _fresh_marks() -> None:
 
 
 def _people() -> dict[str, User]:
-    finance = Group.objects.create(name="finance")
-    WorkflowAccess.objects.create(workflow="approval", group=finance, may_answer=True)
+    payables = Group.objects.get_or_create(name="payables")[0]
+    WorkflowAccess.objects.create(workflow="approval", group=payables, may_answer=True)
     made = {}
-    for name, email, in_finance in (
+    for name, email, in_payables in (
         ("fin", "fin@example.com", True),
         ("dora", "dora@example.com", True),
         ("nomail", "", True),
         ("outsider", "out@example.com", False),
     ):
         user = User.objects.create_user(name, email=email, password="pw-" + name)
-        if in_finance:
-            user.groups.add(finance)
+        if in_payables:
+            user.groups.add(payables)
         made[name] = user
     NotifyPreference.objects.create(user=made["dora"], digest=True)
     return made

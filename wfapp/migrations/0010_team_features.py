@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('auth', '0012_alter_user_first_name_max_length'),
-        ('wfapp', '0008_session_version'),
+        ('wfapp', '0009_interrupt_assignment'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -6,9 +6,10 @@ each failed run a ``failed`` notice. ``post`` records any notice (the team featu
 escalated and overdue ones call it too). A notice's ``key`` is unique, so however many
 processes collect at once each notice and its deliveries are written once.
 
-Recipients: the users named (``recipients=``), else the active users who may answer the
-workflow (``wfapp.permissions.users_who_may``), those with an email address; each configured
-webhook URL (``WFAPP_WEBHOOK_URLS``, from settings only) gets every notice.
+Recipients: the users named (``recipients=``), else the question's assignees when it has any
+(users, and the members of ``group:`` groups), else the active users who may answer the
+workflow (``wfapp.permissions.users_who_may``); those with an email address are mailed. Each
+configured webhook URL (``WFAPP_WEBHOOK_URLS``, from settings only) gets every notice.
 """
 
 from __future__ import annotations
@@ -21,9 +22,12 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from engine.human import GROUP_PREFIX
+from wfapp.assignment import decode
 from wfapp.models import Interrupt, InterruptStatus, RunStatus, Session
 from wfapp.permissions import users_who_may
 
@@ -113,9 +117,10 @@ def post(
     """Record the notice ``key`` and its deliveries unless it exists; 1 if it was new, else 0."""
     if Notice.objects.filter(key=key).exists():
         return 0
-    users = (
-        list(recipients) if recipients is not None else _may_answer(row.workflow if row else workflow or "")
-    )
+    if recipients is not None:
+        users = list(recipients)
+    else:
+        users = question_recipients(row) if row is not None else _may_answer(workflow or "")
     try:
         with transaction.atomic():
             notice = Notice.objects.create(
@@ -129,6 +134,29 @@ def post(
 
 def _may_answer(workflow: str) -> list[Any]:
     return list(users_who_may("answer", workflow))
+
+
+def question_recipients(row: Interrupt) -> list[Any]:
+    """Who is told about the question ``row``: its assignees when it has any (users, and the
+    members of ``group:`` groups), else whoever may answer its workflow."""
+    names = decode(row.assignees)
+    if not names:
+        return _may_answer(row.workflow)
+    return named_users(names)
+
+
+def named_users(names: list[str]) -> list[Any]:
+    """The active users ``names`` designate: user names and the members of ``group:`` names."""
+    from django.contrib.auth import get_user_model
+
+    users = [name for name in names if not name.startswith(GROUP_PREFIX)]
+    groups = [name[len(GROUP_PREFIX) :] for name in names if name.startswith(GROUP_PREFIX)]
+    found = (
+        get_user_model()
+        .objects.filter(is_active=True)
+        .filter(Q(username__in=users) | Q(groups__name__in=groups))
+    )
+    return list(found.distinct())
 
 
 def next_digest(now: datetime) -> datetime:

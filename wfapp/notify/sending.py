@@ -150,9 +150,12 @@ def _mail(delivery: Delivery) -> tuple[str, str]:
             f"The run {run.get('id')} of {data.get('workflow')} failed:\n{error}\n\n{run.get('url')}",
         )
     question = data.get("question", {})
-    what = {"question": "waits for an answer", "assigned": "is assigned to you"}.get(
-        notice.kind, f"is {notice.kind}"
-    )
+    what = {
+        NoticeKind.QUESTION: "waits for an answer",
+        NoticeKind.ASSIGNED: "is assigned to you",
+        NoticeKind.ESCALATED: "was escalated to you",
+        NoticeKind.OVERDUE: "is about to be overdue",
+    }.get(notice.kind, "waits for an answer")
     lines = [
         f"A question of {data.get('workflow')} {what}:",
         "",

@@ -64,7 +64,7 @@ DATABASES = {"default": database(DATA_DIR / "wfapp.sqlite3")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # procrastinate's job tables (scaled mode) and their admin pages exist on PostgreSQL only.
     INSTALLED_APPS.append("procrastinate.contrib.django")
-PROCRASTINATE_IMPORT_PATHS = ["wfapp.worker.tasks", "wfapp.worker.notify_tasks"]
+PROCRASTINATE_IMPORT_PATHS = ["wfapp.worker.tasks", "wfapp.worker.deadlines", "wfapp.worker.notify_tasks"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 CHANNEL_LAYERS = channel_layers()
 

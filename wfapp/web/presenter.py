@@ -15,7 +15,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
-from wfapp import permissions
+from wfapp import assignment, permissions
 from wfapp.models import Event as EventRow
 from wfapp.models import Interrupt, InterruptStatus, RunStatus, Session
 from wfapp.permissions import can_answer
@@ -23,6 +23,7 @@ from wfapp.registry import all_versions, all_workflows
 from wfapp.schema_forms.form import SchemaForm, bulk_decision
 from wfapp.web import counts, queries
 from wfapp.web.graph.svg import render_graph
+from wfapp.web.human_steps import HumanView
 from wfapp.web.readable import Row, answer_summary, pretty, preview, rows
 from wfapp.web.run_state import Entry, describe_event, fold_state, node_statuses
 from wfapp.web.transcripts import transcripts
@@ -58,6 +59,11 @@ class AskView:
     @property
     def answer_text(self) -> str:
         return answer_summary(self.row.answer)
+
+    @property
+    def human(self) -> HumanView:
+        """Assignees, holder, due time and quorum (issue 17)."""
+        return HumanView(self.row)
 
 
 def ask_view(
@@ -349,6 +355,8 @@ def inbox_update(
         fresh = fresh.filter(workflow=filters["workflow"])
     if filters.get("q"):
         fresh = fresh.filter(message__icontains=filters["q"])
+    tab = filters.get("tab", "all")
+    fresh = assignment.for_tab(fresh, user, tab)
     visible = visible.select_related("session")
     closing = Q(status=InterruptStatus.ANSWERED, answer_seq__gt=answered_after)
     if closed_since is not None:
@@ -365,6 +373,10 @@ def inbox_update(
         "page": {
             "count": counts.pending_matching_count(
                 user, filters.get("workflow", ""), filters.get("q", ""), doorbell
+            )
+            if tab == "all"
+            else queries.pending_matching_count(  # a tab's count is the user's own
+                user, workflow=filters.get("workflow", ""), q=filters.get("q", ""), tab=tab
             )
         },
     }

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
+from wfapp import assignment
 from wfapp.models import Event, Interrupt, InterruptStatus, RunStatus, Session
 from wfapp.permissions import workflow_filter
 
@@ -83,18 +84,18 @@ def pending_count(user: Any) -> int:
     return answerable(user).filter(status=InterruptStatus.PENDING).count()
 
 
-def _pending_matching(user: Any, workflow: str, q: str) -> QuerySet[Interrupt]:
+def _pending_matching(user: Any, workflow: str, q: str, tab: str = "all") -> QuerySet[Interrupt]:
     rows = answerable(user).filter(status=InterruptStatus.PENDING)
     if workflow:
         rows = rows.filter(workflow=workflow)
     if q:
         rows = rows.filter(message__icontains=q)
-    return rows
+    return assignment.for_tab(rows, user, tab)
 
 
-def pending_matching_count(user: Any, *, workflow: str = "", q: str = "") -> int:
+def pending_matching_count(user: Any, *, workflow: str = "", q: str = "", tab: str = "all") -> int:
     """How many pending interrupts the inbox's filters match now (its "N pending" line)."""
-    return _pending_matching(user, workflow, q).count()
+    return _pending_matching(user, workflow, q, tab).count()
 
 
 def inbox_page(
@@ -103,18 +104,23 @@ def inbox_page(
     workflow: str = "",
     q: str = "",
     newest: bool = False,
+    due: bool = False,
+    tab: str = "all",
     cursor: str | None = None,
     up_to: int | None = None,
 ) -> Page:
-    """Pending interrupts, oldest first (or newest), filtered, one keyset page.
+    """Pending interrupts, oldest first (or newest, or soonest due), filtered, one keyset page;
+    `tab` narrows it to one of `wfapp.assignment.TABS`.
 
     With `up_to` (an `interrupt_watermark()` taken first), later interrupts are left to the
     live socket, so a page and its socket never both show one.
     """
-    rows = _pending_matching(user, workflow, q)
+    rows = _pending_matching(user, workflow, q, tab)
     if up_to is not None:
         rows = rows.filter(pk__lte=up_to)
     total = rows.count()
+    if due:
+        return _by_due(rows, cursor, total)
     order = ("-created_at", "-id") if newest else ("created_at", "id")
     after = decode_cursor(cursor, 2)
     moment = _moment(after[0]) if after else None
@@ -127,6 +133,24 @@ def inbox_page(
     more = len(items) > INBOX_PAGE
     items = items[:INBOX_PAGE]
     next_cursor = encode_cursor(items[-1].created_at, items[-1].pk) if more else None
+    return Page(items, next_cursor, total)
+
+
+def _by_due(rows: QuerySet[Interrupt], cursor: str | None, total: int) -> Page:
+    """One keyset page of ``rows``, soonest due first, those without a due time last."""
+    after = decode_cursor(cursor, 2)
+    if after and isinstance(after[1], int):
+        moment = _moment(after[0]) if after[0] else None
+        if moment is not None:
+            rows = rows.filter(
+                Q(due_at__gt=moment) | Q(due_at=moment, id__gt=after[1]) | Q(due_at__isnull=True)
+            )
+        else:
+            rows = rows.filter(due_at__isnull=True, id__gt=after[1])
+    items = list(rows.order_by(F("due_at").asc(nulls_last=True), "id")[: INBOX_PAGE + 1])
+    more = len(items) > INBOX_PAGE
+    items = items[:INBOX_PAGE]
+    next_cursor = encode_cursor(items[-1].due_at or "", items[-1].pk) if more else None
     return Page(items, next_cursor, total)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from wfapp.web.views import inbox, links, runs, workflows
+from wfapp.web.views import claims, inbox, links, runs, workflows
 
 urlpatterns = [
     path("", inbox.inbox, name="inbox"),
@@ -12,6 +12,9 @@ urlpatterns = [
     path("interrupts/<int:pk>/", inbox.interrupt_page, name="interrupt"),
     path("interrupts/<int:pk>/answer/", inbox.answer, name="answer"),
     path("answer-link/<str:token>/", links.answer_link, name="answer-link"),
+    path("interrupts/<int:pk>/claim/", claims.claim, name="interrupt-claim"),
+    path("interrupts/<int:pk>/unclaim/", claims.unclaim, name="interrupt-unclaim"),
+    path("interrupts/<int:pk>/reassign/", claims.reassign, name="interrupt-reassign"),
     path("workflows/", workflows.workflows, name="workflows"),
     path("workflows/<str:name>/", workflows.workflow, name="workflow"),
     path("workflows/<str:name>/start/", workflows.start, name="workflow-start"),

@@ -25,6 +25,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.utils import timezone
 
+from wfapp import assignment
 from wfapp.doorbell import INBOX_GROUP, RUNS_GROUP, session_group
 from wfapp.web import presenter, queries
 from wfapp.web.live import frames
@@ -168,6 +169,8 @@ class InboxConsumer(LiveConsumer):
             "workflow": query.get("workflow", ""),
             "q": query.get("q", ""),
             "newest": query.get("sort") == "newest",
+            "due": query.get("sort") == "due",
+            "tab": query.get("tab", "all") if query.get("tab") in assignment.TABS else "all",
         }
         self.watermark = _url_position(self.scope, "watermark")
         self.sent: set[int] = set()
