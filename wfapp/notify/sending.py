@@ -150,14 +150,15 @@ def _mail(delivery: Delivery) -> tuple[str, str]:
             f"The run {run.get('id')} of {data.get('workflow')} failed:\n{error}\n\n{run.get('url')}",
         )
     question = data.get("question", {})
-    what = {
+    what: dict[str, str] = {
         NoticeKind.QUESTION: "waits for an answer",
         NoticeKind.ASSIGNED: "is assigned to you",
         NoticeKind.ESCALATED: "was escalated to you",
         NoticeKind.OVERDUE: "is about to be overdue",
-    }.get(notice.kind, "waits for an answer")
+    }
+    what_happened = what.get(notice.kind, "waits for an answer")
     lines = [
-        f"A question of {data.get('workflow')} {what}:",
+        f"A question of {data.get('workflow')} {what_happened}:",
         "",
         str(question.get("message", "")),
         "",
