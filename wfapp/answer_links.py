@@ -24,6 +24,7 @@ from django.utils import timezone
 from engine.errors import InvalidAnswerError, ValueLimitError
 
 from . import services
+from .errors import RejectionReasonError
 from .models import InterruptStatus
 from .notify.models import AnswerLink
 
@@ -97,19 +98,22 @@ def _release(link: AnswerLink) -> None:
     AnswerLink.objects.filter(pk=link.pk).update(used_at=None)
 
 
-async def answer(token: str, value: Any) -> AnswerLink:
+async def answer(token: str, value: Any, reason: str | None = None) -> AnswerLink:
     """Answer the link's question with ``value`` as its recipient, using the link up.
 
     An answer that does not fit the question's schema (``InvalidAnswerError``,
-    ``ValueLimitError``) leaves the link usable to try again; any other refusal uses it up.
+    ``ValueLimitError``, a rejection without its reason) leaves the link usable to try again;
+    any other refusal uses it up.
     """
     link = await sync_to_async(open_link)(token)
     if not await sync_to_async(_use)(link):
         raise LinkRefused("This link was already used; it works once.")
     row = link.interrupt
     try:
-        await services.answer_interrupt(row.session_id, row.interrupt_id, value, user=link.recipient)
-    except (InvalidAnswerError, ValueLimitError):
+        await services.answer_interrupt(
+            row.session_id, row.interrupt_id, value, user=link.recipient, reason=reason
+        )
+    except (InvalidAnswerError, ValueLimitError, RejectionReasonError):
         await sync_to_async(_release)(link)
         raise
     return link

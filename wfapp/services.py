@@ -31,10 +31,17 @@ from engine.errors import (
 )
 from engine.limits import check_input
 
-from . import assignment, audit, doorbell, runtime
+from . import assignment, audit, doorbell, rejections, runtime
 from . import lease as leases
 from .audit import actor_name
-from .errors import InputValidationError, NotAssignedError, NotPermitted, RunStateError, UnknownRunError
+from .errors import (
+    InputValidationError,
+    NotAssignedError,
+    NotPermitted,
+    RejectionReasonError,
+    RunStateError,
+    UnknownRunError,
+)
 from .inputs import schema_errors
 from .lease import Lease
 from .models import AttemptOutcome, Interrupt, InterruptStatus, RunStatus, Session
@@ -193,9 +200,18 @@ def _check_assigned(session_id: str, interrupt_id: str, user: Any, value: Any) -
 
 
 async def answer_interrupt(
-    session_id: str, interrupt_id: str, value: Any, *, user: Any, advance: bool = True
+    session_id: str,
+    interrupt_id: str,
+    value: Any,
+    *,
+    user: Any,
+    advance: bool = True,
+    reason: str | None = None,
 ) -> None:
     """Record an answer (first answer wins), then advance the run in the background.
+
+    With ``reason``, the answer is an approve/reject question's rejection with that reason
+    (``wfapp.rejections``; ``BadRequest`` when it is not one, or the reason is empty).
 
     Raises ``NotPermitted``, ``UnknownRunError``, ``engine.errors.UnknownInterruptError``,
     ``InvalidAnswerError`` (``.field_errors``), ``InterruptAlreadyAnswered`` (``.answered_by``,
@@ -215,6 +231,15 @@ async def answer_interrupt(
         await sync_to_async(audit.record)(session_id, interrupt_id, user, None, outcome, str(refused))
         raise
     session = await sync_to_async(_answerable_session)(session_id, interrupt_id, user, value)
+    to_comment = None
+    if reason is not None:
+        row = await sync_to_async(_pending_row)(session_id, interrupt_id)
+        if row is not None:
+            try:
+                value, to_comment = rejections.with_reason(row.response_schema, value, reason)
+            except RejectionReasonError as refused:
+                await _refused(session_id, interrupt_id, user, value, AttemptOutcome.INVALID, str(refused))
+                raise
     runner = Runner(get_workflow(session.workflow), store=DjangoEventStore())
     for _ in range(_CONFLICT_RETRIES):
         try:
@@ -235,8 +260,23 @@ async def answer_interrupt(
         busy = f"Run {session_id!r} is too busy to take the answer; try again"
         await _refused(session_id, interrupt_id, user, value, AttemptOutcome.BUSY, busy)
         raise RunStateError(busy)
+    if to_comment is not None:
+        await _rejection_comment(session_id, interrupt_id, user, to_comment)
     if advance:
         dispatch.after_answer(session_id)  # workers mode queued the advance with the answer
+
+
+async def _rejection_comment(session_id: str, interrupt_id: str, user: Any, reason: str) -> None:
+    """A rejection's reason the answer has no field for: the run's comment on that question."""
+    from .comments import add_comment
+
+    pk = (
+        await Interrupt.objects.filter(session_id=session_id, interrupt_id=interrupt_id)
+        .order_by("-request_seq")
+        .values_list("pk", flat=True)
+        .afirst()
+    )
+    await add_comment(session_id, f"Rejected: {reason}", user=user, interrupt_pk=pk)
 
 
 # -- claim, unclaim, reassign (issue 17) --------------------------------------------------------------

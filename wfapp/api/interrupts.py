@@ -62,7 +62,9 @@ async def answer(request: HttpRequest, question_id: int, body: AnswerBody) -> Ht
     async def act() -> idempotency.Outcome:
         async with live.doorbells(session_group(session_id)) as bell:
             try:
-                await services.answer_interrupt(session_id, interrupt_id, body.answer, user=user)
+                await services.answer_interrupt(
+                    session_id, interrupt_id, body.answer, user=user, reason=body.reason
+                )
             except (NotPermitted, UnknownRunError):
                 raise Problem("not-found", f"No question {question_id}.") from None
             data, answer_seq = await sync_to_async(reads.answered)(user, question_id)

@@ -116,6 +116,21 @@ def messages_before(asks: list[Interrupt]) -> dict[int, list[str]]:
     return notes
 
 
+REJECT_WITH_REASON = "reject-with-reason"
+
+
+def answer_data(row: Interrupt, posted: Any) -> tuple[Any, str | None]:
+    """A posted answer form's data, and the reason when it is a "Reject with reason" (the
+    decision set to reject; the reason is checked by ``services.answer_interrupt``)."""
+    if posted.get("_outcome") != REJECT_WITH_REASON:
+        return posted, None
+    decision = SchemaForm(row.response_schema, id_prefix=f"i{row.pk}-").decision
+    data = posted.copy()
+    if decision is not None:
+        data[decision.name] = "false"
+    return data, str(posted.get("_reason", ""))
+
+
 def ask_views(rows: list[Interrupt], *, allow_bulk: bool = True) -> list[AskView]:
     notes = messages_before(rows)  # one query for every card
     return [ask_view(row, allow_bulk=allow_bulk, notes=notes.get(row.pk, [])) for row in rows]

@@ -60,6 +60,7 @@ class Command(BaseCommand):
         answer.add_argument("interrupt_id")
         answer.add_argument("--answer", required=True, help="the answer, as JSON")
         answer.add_argument("--user", required=True, help="who answers (needs wfapp.answer_interrupt)")
+        answer.add_argument("--reason", help="reject an approve/reject question with this reason")
         comment = actions.add_parser("comment", help="comment on a run or one of its questions")
         comment.add_argument("run")
         comment.add_argument("--text", required=True, help="the comment")
@@ -194,7 +195,12 @@ class Command(BaseCommand):
         before = await sync_to_async(wait.settled_seq)(options["run"]) if scaled else 0
         try:
             await services.answer_interrupt(
-                options["run"], options["interrupt_id"], value, user=user, advance=scaled
+                options["run"],
+                options["interrupt_id"],
+                value,
+                user=user,
+                advance=scaled,
+                reason=options.get("reason"),
             )
         except InterruptAlreadyAnswered as refused:
             when = refused.answered_at

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods
 
 from engine.errors import InterruptAlreadyAnswered, InvalidAnswerError, ValueLimitError
 from wfapp import answer_links
-from wfapp.errors import NotPermitted, UnknownRunError
+from wfapp.errors import NotPermitted, RejectionReasonError, UnknownRunError
 from wfapp.web import presenter
 
 TEMPLATE = "wfapp/answer_link.html"
@@ -30,7 +30,8 @@ def answer_link(request: HttpRequest, token: str) -> HttpResponse:
     except answer_links.LinkRefused as refused:
         return _refused(request, str(refused))
     posted = request.method == "POST"
-    ask = presenter.ask_view(link.interrupt, data=request.POST if posted else None, allow_bulk=False)
+    data, reason = presenter.answer_data(link.interrupt, request.POST) if posted else (None, None)
+    ask = presenter.ask_view(link.interrupt, data=data, allow_bulk=False)
     ask.post_url = request.path
     context = {"ask": ask, "row": link.interrupt, "recipient": link.recipient}
     if not posted:
@@ -38,10 +39,10 @@ def answer_link(request: HttpRequest, token: str) -> HttpResponse:
     if not ask.form.is_valid():
         return render(request, TEMPLATE, context, status=200 if ask.form.editing else 422)
     try:
-        async_to_sync(answer_links.answer)(token, ask.form.value)
+        async_to_sync(answer_links.answer)(token, ask.form.value, reason)
     except answer_links.LinkRefused as refused:
         return _refused(request, str(refused))
-    except (InvalidAnswerError, ValueLimitError) as invalid:
+    except (InvalidAnswerError, ValueLimitError, RejectionReasonError) as invalid:
         ask.form.errors.setdefault("", []).append(str(invalid))
         return render(request, TEMPLATE, context, status=422)
     except InterruptAlreadyAnswered as first:
