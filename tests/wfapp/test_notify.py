@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from asgiref.sync import async_to_sync
+from asgiref.sync import async_to_sync, sync_to_async
 from django.contrib.auth.models import Group, User
 from django.core import mail
 from django.core.checks import run_checks
@@ -239,3 +239,32 @@ def test_a_question_mail_carries_an_answer_link_when_enabled(
     assert "/answer-link/" in body and "works once" in body
     [link] = AnswerLink.objects.all()
     assert link.recipient.username == "fin"  # one recipient, one link: Dora's waits for her digest
+
+
+async def test_assigned_questions_notify_their_assignees_and_a_reassignment_the_new_ones(
+    engine_runtime: Any, settings: Any
+) -> None:
+    from tests.wfapp.human_flows import PATHS as HUMAN
+    from tests.wfapp.test_assignment import person, waiting_run
+
+    settings.WFAPP_WORKFLOWS = [*settings.WFAPP_WORKFLOWS, *HUMAN.values()]
+    ann = await sync_to_async(person)("ann")
+    await sync_to_async(person)("bea", "buyers")
+    admin = await sync_to_async(person)("root", admin=True)
+    for name in ("ann", "bea", "root"):
+        await User.objects.filter(username=name).aupdate(email=f"{name}@example.com")
+    session_id = await waiting_run("assigned", {"assignees": ["group:buyers"]}, ann)
+    await sync_to_async(outbox.collect)()
+    question = [
+        t async for t in Delivery.objects.filter(notice__kind="question").values_list("target", flat=True)
+    ]
+    assert question == ["bea@example.com"]  # the assignees, not everyone who may answer
+    await services.reassign_interrupt(session_id, "decide", ["ann"], user=admin)
+    for _ in range(100):
+        if await Notice.objects.filter(kind="assigned").aexists():
+            break
+        await asyncio.sleep(0.05)
+    assigned = [
+        t async for t in Delivery.objects.filter(notice__kind="assigned").values_list("target", flat=True)
+    ]
+    assert assigned == ["ann@example.com"]
