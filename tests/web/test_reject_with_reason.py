@@ -81,31 +81,10 @@ def test_the_cli_rejects_with_a_reason(transactional_db: None, start_run: Any) -
     make_user("olga", may_answer=True)
     run = start_run("batch_review", FLAGGED)
     [question] = pending(run)
+    reject = ["wf", "answer", run, question.interrupt_id, "--answer", '{"approve": false}', "--user", "olga"]
     with pytest.raises(CommandError, match="needs the reason"):
-        call_command(
-            "wf",
-            "answer",
-            run,
-            question.interrupt_id,
-            "--answer",
-            '{"approve": false}',
-            "--user",
-            "olga",
-            "--reason",
-            "",
-        )
-    call_command(
-        "wf",
-        "answer",
-        run,
-        question.interrupt_id,
-        "--answer",
-        '{"approve": false}',
-        "--user",
-        "olga",
-        "--reason",
-        "Dented",
-    )
+        call_command(*reject, "--reason", "")
+    call_command(*reject, "--reason", "Dented")
     texts = list(Event.objects.filter(session_id=run, kind="comment").values_list("data__message", flat=True))
     assert texts == ["Rejected: Dented"]
 

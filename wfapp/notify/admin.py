@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.contrib import admin
 
-from wfapp.admin import ReadOnlyAdmin
+from wfapp.admin import ModelAdmin, ReadOnlyAdmin, TabularInline
 
 from .models import AnswerLink, Delivery, DeliveryAttempt, Notice, NotifyPreference
-
-if TYPE_CHECKING:
-    ModelAdmin = admin.ModelAdmin[Any]
-    TabularInline = admin.TabularInline[Any, Any]
-else:
-    ModelAdmin = admin.ModelAdmin
-    TabularInline = admin.TabularInline
 
 
 class DeliveryAttemptInline(TabularInline):
