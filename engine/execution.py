@@ -17,7 +17,7 @@ from .errors import (
     WorkflowError,
 )
 from .events import ErrorInfo, Event, Interrupt, RequestInput
-from .human import HumanPolicy, asked_policy, split_timed_out
+from .human import Directory, HumanPolicy, asked_policy, split_timed_out
 from .limits import check_id, check_text, check_value, safe_text
 from .nodes import BaseNode, Returned, as_node
 from .outcome import Outcome, checked_route, split_group
@@ -45,10 +45,13 @@ def _child_author(parent: Execution) -> str:
 class SessionRun:
     """Runs one turn of a session: every node execution goes through ``execute``."""
 
-    def __init__(self, session_id: str, index: ReplayIndex, writer: LogWriter) -> None:
+    def __init__(
+        self, session_id: str, index: ReplayIndex, writer: LogWriter, directory: Directory | None = None
+    ) -> None:
         self.session_id = session_id
         self.index = index
         self.writer = writer
+        self.directory = directory  # checks questions' assignees (engine.human)
         self.turn: dict[str, Outcome | asyncio.Future[Outcome]] = {}
         self.failures: dict[int, tuple[BaseException, str]] = {}
 
@@ -239,7 +242,7 @@ class SessionRun:
                 item.message,
                 item.payload,
                 item.response_schema,
-                await asked_policy(item, ex.path),
+                await asked_policy(item, ex.path, self.directory),
             )
             await self._ask(ex, [ask])
             return

@@ -28,8 +28,9 @@ if TYPE_CHECKING:
     from .events import RequestInput
     from .replay import NodeRecord
 
+# A host's check of user and group names: the names it does not know. An event store that has
+# one as ``unknown_names`` (wfapp's) gets every question's assignees checked when it is asked.
 Directory = Callable[[list[str]], Awaitable[list[str]]]
-_directory: Directory | None = None
 
 DEADLINE_ACTOR = "deadline"  # who a default answer is recorded by
 GROUP_PREFIX = "group:"
@@ -228,20 +229,14 @@ def _json(value: Any) -> Any:
         raise ConfigurationError(str(error)) from error
 
 
-def use_directory(check: Directory | None) -> None:
-    """Have every question's assignees checked by ``check`` (names -> the unknown ones) when it
-    is asked: a host that knows its users and groups (wfapp) installs one."""
-    global _directory
-    _directory = check
-
-
-async def asked_policy(item: RequestInput, path: str) -> HumanPolicy | None:
-    """The policy of ``item`` asked now by the node at ``path``; an unknown assignee fails the node."""
+async def asked_policy(item: RequestInput, path: str, directory: Directory | None) -> HumanPolicy | None:
+    """The policy of ``item`` asked now by the node at ``path``; a name ``directory`` does not
+    know (it maps names to the unknown ones) fails the node, naming it."""
     policy = item.human_policy()
-    if policy is None or _directory is None:
+    if policy is None or directory is None:
         return policy
     names = [*policy.assignees, *policy.escalate_to]
-    unknown = await _directory(names) if names else []
+    unknown = await directory(names) if names else []
     if unknown:
         which = "is no known user or group" if len(unknown) == 1 else "are no known users or groups"
         raise WorkflowError(

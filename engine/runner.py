@@ -67,6 +67,8 @@ class Runner:
         self.workflow = workflow
         self.store: EventStore = store if store is not None else InMemoryEventStore()
         self._root = f"{workflow.name}@1"
+        # A store that knows the host's users and groups checks assignees (engine.human).
+        self._directory: human.Directory | None = getattr(self.store, "unknown_names", None)
         self._turns: dict[str, asyncio.Task[RunResult]] = {}
         self._cancelled_by: dict[str, str | None] = {}
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
@@ -360,7 +362,7 @@ class Runner:
         try:
             while True:
                 writer.absorbed_answers = 0
-                run = SessionRun(session_id, index, writer)
+                run = SessionRun(session_id, index, writer, self._directory)
                 outcome = await run.execute(self.workflow, node_input, root, [root], self.workflow.name)
                 await writer.close()
                 if outcome.status != "waiting":

@@ -93,9 +93,19 @@ class EventAdmin(ReadOnlyAdmin):
 
 @admin.register(Interrupt)
 class InterruptAdmin(ReadOnlyAdmin):
-    list_display = ("interrupt_id", "session", "workflow", "node_path", "status", "answered_by", "created_at")
+    list_display = (
+        "interrupt_id",
+        "session",
+        "workflow",
+        "node_path",
+        "status",
+        "claimed_by",
+        "due_at",
+        "answered_by",
+        "created_at",
+    )
     list_filter = ("status", "workflow")
-    search_fields = ("interrupt_id", "session__id", "message")
+    search_fields = ("interrupt_id", "session__id", "message", "assignees", "claimed_by")
     list_select_related = ("session",)
 
 

@@ -1,5 +1,5 @@
 """The wfapp Django app: registers the system checks and the logout receiver, applies the engine's
-limits, and has the engine check questions' assignees against Django's users and groups."""
+limits, and creates the expense demo's groups after each migrate."""
 
 from __future__ import annotations
 
@@ -15,10 +15,7 @@ class WfappConfig(AppConfig):
         from django.core.signals import setting_changed
         from django.db.models.signals import post_migrate
 
-        from engine import human
-
         from . import checks  # noqa: F401  (registers the checks)
-        from .assignment import unknown_names
         from .demos.expense_approval_people import ensure_groups
         from .inputs import apply_limits, limits_changed
         from .notify import checks as _notify_checks  # noqa: F401  (and the notification settings')
@@ -27,6 +24,5 @@ class WfappConfig(AppConfig):
 
         apply_limits()
         triggers.connect()  # notices for questions assigned, escalated, about to be overdue
-        human.use_directory(unknown_names)  # a question's assignees must be users or groups
         post_migrate.connect(ensure_groups, sender=self)  # the groups the expense demo assigns to
         setting_changed.connect(limits_changed)

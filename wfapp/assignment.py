@@ -3,8 +3,8 @@
 The rules live in ``engine.human`` (declared on the question, folded from the log); this
 module knows Django's users and groups:
 
-- ``unknown_names``: the directory the engine checks a question's assignees against when it is
-  asked (an unknown user or group fails the node, naming it);
+- ``unknown_names_sync``: the directory the engine checks a question's assignees against when
+  it is asked, through ``DjangoEventStore.unknown_names`` (an unknown name fails the node);
 - ``refusal``: why a user may not answer a given question (``wfapp.permissions`` asks it);
 - ``row_fields``, ``fold_answer``, ``apply_decision``: the ``Interrupt`` row's assignment
   columns, kept by the store in the transaction of the events they mirror;
@@ -66,12 +66,6 @@ def unknown_names_sync(names: list[str]) -> list[str]:
         if _SEP in name or name == DEADLINE_ACTOR or plain not in known:
             unknown.append(name)
     return unknown
-
-
-async def unknown_names(names: list[str]) -> list[str]:
-    from asgiref.sync import sync_to_async
-
-    return await sync_to_async(unknown_names_sync)(names)
 
 
 # -- who may answer ----------------------------------------------------------------------------------

@@ -192,6 +192,10 @@ class DjangoEventStore:
 
     # -- the protocol ---------------------------------------------------------------------
 
+    async def unknown_names(self, names: list[str]) -> list[str]:
+        """The names among a question's assignees that are no user or group (``engine.human``)."""
+        return await self._in_thread(assignment.unknown_names_sync, names)
+
     async def create_session(
         self, session_id: str, workflow: str, node_input: Any, *, version: str | None = None
     ) -> None:

@@ -223,6 +223,9 @@ async def test_claims_one_wins_and_unclaim_frees_it() -> None:
         await Runner(wf, store=store).decide(waiting.session_id, "q", "reassign", "admin", users=[])
     kinds = [e["assignment"]["decision"] for e in logged(store, waiting.session_id, "assignment")]
     assert kinds == ["claim", "unclaim", "claim"]
+    assert replay_check(wf, store.dump(waiting.session_id)).replays
+    done = await Runner(wf, store=store).resume(waiting.session_id, {"q": {"approved": True}}, actor=loser)
+    assert done.status == "completed"
 
 
 def test_bad_human_fields_are_refused_when_the_question_is_built() -> None:
@@ -247,3 +250,24 @@ async def test_a_bad_default_fails_the_node_naming_the_field() -> None:
 
     result = await Runner(Workflow(name="sloppy", edges=[(START, sloppy)])).run(None)
     assert result.status == "failed" and "on_timeout=" in (result.error or "")
+
+
+class Directory(InMemoryEventStore):
+    """A store that knows its host's people: ann and the group finance."""
+
+    async def unknown_names(self, names: list[str]) -> list[str]:
+        return [name for name in names if name not in ("ann", "group:finance")]
+
+
+async def test_a_store_with_a_directory_fails_a_node_that_assigns_to_strangers() -> None:
+    store = Directory()
+    known = await Runner(flow(assignees=["ann", "group:finance"]), store=store).run(None)
+    assert known.status == "waiting"
+    strangers = await Runner(
+        flow(assignees=["ann", "zed"], escalate_after=timedelta(hours=1), escalate_to=["group:ghosts"]),
+        store=store,
+    ).run(None)
+    assert strangers.status == "failed"
+    assert "assigns its question to 'zed', 'group:ghosts', which are no known users or groups" in (
+        strangers.error or ""
+    )

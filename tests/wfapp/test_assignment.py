@@ -248,3 +248,20 @@ def test_the_cli_answer_obeys_assignees_and_the_quorum(alice: User) -> None:
     done = json.loads(_wf("answer", run, "manager-approval", "--answer", yes, "--user", "alice"))
     assert done["status"] == "completed" and done["output"]["approved"] is True
     assert done["output"]["comments"] == ["manager: ok", "finance: ok", "finance: ok"]
+
+
+async def test_the_scaled_modes_periodic_job_fires_due_deadlines(
+    engine_runtime: Runtime, human_flows: None
+) -> None:
+    from procrastinate.contrib.django import app
+
+    from wfapp.worker import deadlines
+
+    periodic = [entry.task.name for entry in app.periodic_registry.periodic_tasks.values()]
+    assert deadlines.DEADLINES_TASK in periodic
+    due = (datetime.now(UTC) - timedelta(seconds=1)).isoformat()
+    session_id = await waiting_run("deadline", {"due": due, "default": {"approved": True}})
+    result = await deadlines.fire_deadlines.func(0)
+    assert result["answered"] in ([session_id], [])  # [] when this process's maintenance was first
+    assert (await settled(session_id, "completed")).output == {"approved": True}
+    assert (await row(session_id)).answered_by == "deadline"

@@ -27,6 +27,7 @@ from engine.errors import (
 from wfapp.errors import (
     InputValidationError,
     MalformedJSONError,
+    NotAssignedError,
     NotPermitted,
     PayloadTooLargeError,
     RejectionReasonError,
@@ -99,6 +100,8 @@ def problem_for(exc: Exception) -> Problem | None:
             return Problem("run-state", str(exc))
         case UnknownWorkflowError() | UnknownRunError() | UnknownSessionError() | UnknownInterruptError():
             return Problem("not-found", str(exc))
+        case NotAssignedError():
+            return Problem("forbidden", str(exc))
         case NotPermitted():
             return Problem("forbidden", f"{exc}: ask an administrator for the permission.")
         case Http404():

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from wfapp import services
 from wfapp.doorbell import session_group
-from wfapp.errors import NotPermitted, UnknownRunError
+from wfapp.errors import NotAssignedError, NotPermitted, UnknownRunError
 
 from . import idempotency, live, reads
 from .auth import caller
@@ -65,6 +65,8 @@ async def answer(request: HttpRequest, question_id: int, body: AnswerBody) -> Ht
                 await services.answer_interrupt(
                     session_id, interrupt_id, body.answer, user=user, reason=body.reason
                 )
+            except NotAssignedError:
+                raise  # visible, but assigned to, claimed by or approved by others: 403 with why
             except (NotPermitted, UnknownRunError):
                 raise Problem("not-found", f"No question {question_id}.") from None
             data, answer_seq = await sync_to_async(reads.answered)(user, question_id)

@@ -115,6 +115,12 @@ def describe_event(
         title = f"Answered by {actor}" if actor else "Answered"
         value = answer.get("value")
         return Entry(seq, timestamp, kind, node_path, title, answer_summary(value), pretty(value), actor)
+    if kind == "assignment":  # a decision on a question (issue 17)
+        decided = data.get("assignment") or {}
+        words = {"claim": "Claimed", "unclaim": "Released", "reassign": "Reassigned", "escalate": "Escalated"}
+        title = f"{words.get(str(decided.get('decision')), 'Reminded')} by {decided.get('actor') or author}"
+        whom = ", ".join(map(str, decided.get("users") or []))
+        return Entry(seq, timestamp, kind, node_path, title, f"to {whom}" if whom else "")
     if kind == "error":
         error = data.get("error") or {}
         text = f"{error.get('type', 'Error')}: {error.get('message', '')}"
