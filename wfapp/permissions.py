@@ -25,6 +25,7 @@ list (a subquery) and one small query for a single decision. ``require`` turns a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Hashable
 from typing import Any, Literal
 
@@ -90,17 +91,49 @@ def workflow_filter(user: Any, action: Action, field: str = "workflow") -> Q:
     return ~Q(**{f"{field}__in": WorkflowAccess.objects.values("workflow")}) | granted
 
 
-def may(user: Any, action: Action, workflow_name: str) -> bool:
-    """Whether ``user`` may ``action`` (start, answer, view) the workflow ``workflow_name``."""
+RULES_TTL = 2.0  # seconds a user object (a request's, a socket's) keeps a workflow's rules
+
+
+def _rules(user: Any, workflow_name: str) -> list[dict[str, Any]]:
+    """The workflow's rules, each with ``mine``: whether it is one of ``user``'s groups' (one
+    query, kept on the user object for ``RULES_TTL`` seconds: a page asks several actions)."""
+    from django.contrib.auth import get_user_model
+    from django.db.models import Exists, OuterRef
+
     from .models import WorkflowAccess
 
+    now = time.monotonic()
+    kept: dict[str, tuple[float, list[dict[str, Any]]]] = getattr(user, "_wfapp_rules", None) or {}
+    hit = kept.get(workflow_name)
+    if hit is not None and now - hit[0] < RULES_TTL:
+        return hit[1]
+    membership = get_user_model().groups.through.objects.filter(
+        group_id=OuterRef("group_id"), user_id=user.pk
+    )
+    rules: list[dict[str, Any]] = [
+        dict(rule)
+        for rule in WorkflowAccess.objects.filter(workflow=workflow_name)
+        .annotate(mine=Exists(membership))
+        .values("mine", "may_start", "may_answer", "may_view")
+    ]
+    kept[workflow_name] = (now, rules)
+    try:
+        user._wfapp_rules = kept
+    except AttributeError:
+        pass  # a user object that keeps nothing: asked each time
+    return rules
+
+
+def may(user: Any, action: Action, workflow_name: str) -> bool:
+    """Whether ``user`` may ``action`` (start, answer, view) the workflow ``workflow_name``."""
     if not _logged_in(user):
         return False
     if user.is_superuser:
         return True
-    if not WorkflowAccess.objects.filter(workflow=workflow_name).exists():
+    rules = _rules(user, workflow_name)
+    if not rules:
         return _globally(user, action)
-    return bool(_granted(user, action).filter(workflow=workflow_name).exists())
+    return any(rule["mine"] and any(rule[column] for column in _GRANTS[action]) for rule in rules)
 
 
 def may_answer_some(user: Any) -> bool:
