@@ -60,6 +60,7 @@ EventKind = Literal[
     "error",
     "status",
     "retry",
+    "comment",  # a person's remark on the run or one of its questions (``message``); changes nothing
 ]
 KINDS: tuple[str, ...] = get_args(EventKind)[1:]  # every stored kind
 

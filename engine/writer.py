@@ -201,10 +201,10 @@ class LogWriter:
         self._fold(events)
 
     async def _absorb_answers(self, expected: int) -> int:
-        """Fold answers (and decisions on questions) someone appended meanwhile; anything else
-        means the run moved on."""
+        """Fold answers, decisions on questions and comments someone appended meanwhile; anything
+        else means the run moved on."""
         newer = await self._store.list_events(self._session_id, after_seq=expected)
-        if not newer or any(event.kind not in ("answer", "assignment") for event in newer):
+        if not newer or any(event.kind not in ("answer", "assignment", "comment") for event in newer):
             raise ConcurrencyError(self._session_id, expected, newer[-1].seq if newer else expected)
         self._fold(newer)
         self.absorbed_answers += sum(1 for event in newer if event.kind == "answer")

@@ -84,3 +84,8 @@ class LeaseLostError(WfappError):
     def __init__(self, session_id: str, owner: str, epoch: int) -> None:
         self.session_id = session_id
         super().__init__(f"Run {session_id!r}: lease {owner}#{epoch} is no longer held")
+
+
+class RejectionReasonError(BadRequest):
+    """A "reject with reason" that is not one: not an approve/reject question, not a rejection,
+    or no reason (``wfapp.rejections``)."""

@@ -201,4 +201,33 @@ class AnswerAttempt(models.Model):
         raise ValueError("Answer attempts are append-only; they cannot be deleted.")
 
 
+class WorkflowAccess(models.Model):
+    """A per-workflow rule: what members of ``group`` may do with runs of ``workflow``.
+
+    A workflow with no rule keeps the global permissions; once it has one, only its rules
+    decide (``wfapp.permissions``).
+    """
+
+    workflow = models.CharField(max_length=200, db_index=True, help_text="The registered workflow's name.")
+    group = models.ForeignKey("auth.Group", on_delete=models.CASCADE, related_name="workflow_access")
+    may_start = models.BooleanField(default=False, help_text="Start runs of the workflow.")
+    may_answer = models.BooleanField(default=False, help_text="Answer its questions (and view its runs).")
+    may_view = models.BooleanField(default=True, help_text="See its runs, their questions and events.")
+
+    class Meta:
+        verbose_name = "workflow access rule"
+        constraints = [
+            models.UniqueConstraint(fields=["workflow", "group"], name="wfapp_access_workflow_group")
+        ]
+
+    def __str__(self) -> str:
+        can = [
+            word
+            for word, on in (("start", self.may_start), ("answer", self.may_answer), ("view", self.may_view))
+            if on
+        ]
+        return f"{self.workflow}: {self.group} may {', '.join(can) or 'nothing'}"
+
+
 from .api.models import ApiToken, IdempotencyRecord  # noqa: E402, F401  (the API's models live with it)
+from .notify.models import AnswerLink, Delivery, DeliveryAttempt, Notice, NotifyPreference  # noqa: E402, F401

@@ -30,9 +30,11 @@ from . import lease as leases
 from .api import idempotency
 from .errors import LeaseLostError, VersionNotDeployedError
 from .lease import Lease, Release
+from .notify import pump as notify_pump
 from .registry import get_workflow
 from .store import DjangoEventStore, close_connections
 from .watch import ChangeWatch
+from .worker.config import workers_mode
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +60,7 @@ class Runtime:
         self._runners: dict[str, Runner] = {}
         self._maintenance: asyncio.Task[None] | None = None
         self.gate = NodeGate()  # closed by ``drain``
+        self._notifier: asyncio.Task[None] | None = None
 
     @property
     def running(self) -> bool:
@@ -71,13 +74,17 @@ class Runtime:
         if self.sweep_enabled:
             await self.sweep()
         self._maintenance = asyncio.ensure_future(self._maintain())
+        if self.sweep_enabled and not workers_mode():  # workers mode: a periodic job (notify_tasks)
+            self._notifier = asyncio.ensure_future(notify_pump.run_forever())
 
     async def stop(self) -> None:
         """Stop executing: cancel the runs in flight and free their leases for the next start."""
-        if self._maintenance is not None:
-            self._maintenance.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._maintenance
+        for background in (self._maintenance, self._notifier):
+            if background is not None:
+                background.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await background
+        self._notifier = None
         tasks = list(self._tasks.values())
         for task in tasks:
             task.cancel()

@@ -33,14 +33,30 @@ from engine.errors import (
 from engine.limits import check_input
 from engine.runner import check_reason
 
-from . import assignment, audit, doorbell, failures, runtime
+from . import assignment, audit, doorbell, failures, rejections, runtime
 from . import lease as leases
 from .audit import actor_name
-from .errors import InputValidationError, NotAssignedError, NotPermitted, RunStateError, UnknownRunError
+from .errors import (
+    InputValidationError,
+    NotAssignedError,
+    NotPermitted,
+    RejectionReasonError,
+    RunStateError,
+    UnknownRunError,
+)
 from .inputs import schema_errors
 from .lease import Lease
 from .models import AttemptOutcome, Interrupt, InterruptStatus, RunStatus, Session
-from .permissions import answer_refusal, can_answer, can_cancel, can_reassign, can_retry, check_start, require
+from .permissions import (
+    answer_refusal,
+    can_answer,
+    can_cancel,
+    can_reassign,
+    can_retry,
+    can_view,
+    check_start,
+    require,
+)
 from .registry import get_workflow
 from .store import DjangoEventStore
 from .worker import dispatch
@@ -56,9 +72,12 @@ def _session(session_id: str) -> Session:
 
 
 def _permitted_session(session_id: str, user: Any, allowed: Any, action: str) -> Session:
-    """The run, once ``user`` (unless None, the trusted system) passes ``allowed(user, session)``."""
+    """The run, once ``user`` (unless None, the trusted system) passes ``allowed(user, session)``;
+    a run ``user`` may not view is unknown to them."""
     session = _session(session_id)
     if user is not None:
+        if not can_view(user, session.workflow):
+            raise UnknownRunError(session_id)
         require(allowed(user, session), user, action)
     return session
 
@@ -143,8 +162,10 @@ async def _already_answered(
 
 
 def _answerable_session(session_id: str, interrupt_id: str, user: Any, value: Any) -> Session:
-    """The run, once ``user`` may answer this question (a refusal on a known question is recorded)."""
-    if can_answer(user):
+    """The run, once ``user`` may answer this question (a refusal on a known question is
+    recorded); a run ``user`` may not view is unknown to them."""
+    session = _session(session_id)
+    if can_answer(user, session.workflow):
         _check_assigned(session_id, interrupt_id, user, value)
     else:
         who = actor_name(user) or "An anonymous user"
@@ -154,10 +175,12 @@ def _answerable_session(session_id: str, interrupt_id: str, user: Any, value: An
             user,
             value,
             AttemptOutcome.FORBIDDEN,
-            f"{who} may not answer interrupts",
+            f"{who} may not answer interrupts of {session.workflow!r}",
         )
-        require(False, user, "answer interrupts")
-    return _session(session_id)
+        if not can_view(user, session.workflow):
+            raise UnknownRunError(session_id)
+        require(False, user, f"answer interrupts of {session.workflow!r}")
+    return session
 
 
 def _pending_row(session_id: str, interrupt_id: str) -> Interrupt | None:
@@ -179,13 +202,22 @@ def _check_assigned(session_id: str, interrupt_id: str, user: Any, value: Any) -
 
 
 async def answer_interrupt(
-    session_id: str, interrupt_id: str, value: Any, *, user: Any, advance: bool = True
+    session_id: str,
+    interrupt_id: str,
+    value: Any,
+    *,
+    user: Any,
+    advance: bool = True,
+    reason: str | None = None,
 ) -> runtime.Turn | None:
     """Record an answer (first answer wins), then advance the run in the background.
 
     Returns the turn that takes the answer up when it runs in this process (embedded mode; a
     future of its result, see ``Runtime.kick``), None when it runs elsewhere (a worker's job,
     deferred with the answer, or the next sweep) or ``advance`` is False.
+
+    With ``reason``, the answer is an approve/reject question's rejection with that reason
+    (``wfapp.rejections``; ``BadRequest`` when it is not one, or the reason is empty).
 
     Raises ``NotPermitted``, ``UnknownRunError``, ``engine.errors.UnknownInterruptError``,
     ``InvalidAnswerError`` (``.field_errors``), ``InterruptAlreadyAnswered`` (``.answered_by``,
@@ -205,6 +237,15 @@ async def answer_interrupt(
         await sync_to_async(audit.record)(session_id, interrupt_id, user, None, outcome, str(refused))
         raise
     session = await sync_to_async(_answerable_session)(session_id, interrupt_id, user, value)
+    to_comment = None
+    if reason is not None:
+        row = await sync_to_async(_pending_row)(session_id, interrupt_id)
+        if row is not None:
+            try:
+                value, to_comment = rejections.with_reason(row.response_schema, value, reason)
+            except RejectionReasonError as refused:
+                await _refused(session_id, interrupt_id, user, value, AttemptOutcome.INVALID, str(refused))
+                raise
     runner = Runner(get_workflow(session.workflow), store=DjangoEventStore())
     for _ in range(_CONFLICT_RETRIES):
         try:
@@ -225,9 +266,24 @@ async def answer_interrupt(
         busy = f"Run {session_id!r} is too busy to take the answer; try again"
         await _refused(session_id, interrupt_id, user, value, AttemptOutcome.BUSY, busy)
         raise RunStateError(busy)
+    if to_comment is not None:
+        await _rejection_comment(session_id, interrupt_id, user, to_comment)
     if not advance:
         return None
     return dispatch.after_answer(session_id)  # workers mode queued the advance with the answer
+
+
+async def _rejection_comment(session_id: str, interrupt_id: str, user: Any, reason: str) -> None:
+    """A rejection's reason the answer has no field for: the run's comment on that question."""
+    from .comments import add_comment
+
+    pk = (
+        await Interrupt.objects.filter(session_id=session_id, interrupt_id=interrupt_id)
+        .order_by("-request_seq")
+        .values_list("pk", flat=True)
+        .afirst()
+    )
+    await add_comment(session_id, f"Rejected: {reason}", user=user, interrupt_pk=pk)
 
 
 # -- claim, unclaim, reassign (issue 17) --------------------------------------------------------------
@@ -248,8 +304,10 @@ def _decidable(
             raise InputValidationError(
                 row.workflow, {"users": [f"no known user or group: {', '.join(unknown)}"]}
             )
-    elif not can_answer(user):
-        require(False, user, "answer interrupts")
+    elif not can_answer(user, row.workflow):
+        if not can_view(user, row.workflow):
+            raise UnknownRunError(session_id)
+        require(False, user, f"answer interrupts of {row.workflow!r}")
     elif decision == "claim":
         reason = answer_refusal(user, row)
         if reason is not None and not row.claimed_by:

@@ -30,6 +30,7 @@ from wfapp.errors import (
     NotAssignedError,
     NotPermitted,
     PayloadTooLargeError,
+    RejectionReasonError,
     RunStateError,
     UnknownRunError,
     UnknownWorkflowError,
@@ -84,6 +85,8 @@ def problem_for(exc: Exception) -> Problem | None:
             return invalid([{"field": exc.field or "body", "message": limits.safe_text(str(exc))}])
         case InvalidAnswerError():
             return invalid(field_errors(exc.field_errors, "answer"), "answer")
+        case RejectionReasonError():
+            return invalid([{"field": "reason", "message": str(exc)}])
         case InterruptAlreadyAnswered():
             who = exc.answered_by or "someone else"
             when = f" at {iso(exc.answered_at)}" if isinstance(exc.answered_at, datetime) else ""

@@ -61,7 +61,9 @@ async def answer(request: HttpRequest, question_id: int, body: AnswerBody) -> Ht
 
     async def act() -> idempotency.Outcome:
         try:
-            turn = await services.answer_interrupt(session_id, interrupt_id, body.answer, user=user)
+            turn = await services.answer_interrupt(
+                session_id, interrupt_id, body.answer, user=user, reason=body.reason
+            )
         except NotAssignedError:
             raise  # visible, but assigned to, claimed by or approved by others: 403 with why
         except (NotPermitted, UnknownRunError):

@@ -17,7 +17,7 @@ EVENTS_PAGE = queries.LIVE_BATCH
 
 
 def run_document(user: Any, session_id: str) -> dict[str, Any]:
-    session = queries.get_run(session_id)
+    session = queries.get_run(user, session_id)
     if session is None:
         raise Problem("not-found", f"No run {session_id!r}.")
     pending = queries.pending_for_run(user, session.pk, session.last_seq)
@@ -38,13 +38,15 @@ def _cursor(cursor: str | None, id_type: type) -> str | None:
     return cursor
 
 
-def runs_page(status: str, workflow: str, q: str, cursor: str | None) -> dict[str, Any]:
-    page = queries.runs_page(status=status, workflow=workflow, q=q.strip()[:100], cursor=_cursor(cursor, str))
+def runs_page(user: Any, status: str, workflow: str, q: str, cursor: str | None) -> dict[str, Any]:
+    page = queries.runs_page(
+        user, status=status, workflow=workflow, q=q.strip()[:100], cursor=_cursor(cursor, str)
+    )
     return {"items": [schemas.run_summary(s) for s in page.items], "next_cursor": page.next_cursor}
 
 
-def events_page(session_id: str, after: int, limit: int) -> dict[str, Any]:
-    session = queries.get_run(session_id)
+def events_page(user: Any, session_id: str, after: int, limit: int) -> dict[str, Any]:
+    session = queries.get_run(user, session_id)
     if session is None:
         raise Problem("not-found", f"No run {session_id!r}.")
     rows = queries.events_after(session.pk, after, limit)
@@ -75,9 +77,9 @@ def question_document(user: Any, pk: int) -> tuple[dict[str, Any], str, str]:
     return schemas.question(row), row.session_id, row.interrupt_id
 
 
-def stream_batch(session_id: str, after: int) -> tuple[list[dict[str, Any]], str, int]:
+def stream_batch(user: Any, session_id: str, after: int) -> tuple[list[dict[str, Any]], str, int]:
     """Events after ``after`` (one batch), and the run's status and last seq read just before."""
-    session = queries.get_run(session_id)
+    session = queries.get_run(user, session_id)
     if session is None:
         return [], "cancelled", after
     rows = queries.events_after(session_id, after)

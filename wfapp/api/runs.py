@@ -34,7 +34,9 @@ class EventQuery(Schema):
 
 @router.get("", response={200: RunPage, **problems(400, 401, 422)}, summary="List runs, newest first")
 async def list_runs(request: HttpRequest, filters: Query[RunFilters]) -> Any:
-    return await sync_to_async(reads.runs_page)(filters.status, filters.workflow, filters.q, filters.after)
+    return await sync_to_async(reads.runs_page)(
+        caller(request), filters.status, filters.workflow, filters.q, filters.after
+    )
 
 
 @router.get(
@@ -53,7 +55,7 @@ async def get_run(request: HttpRequest, run_id: str) -> HttpResponse:
 )
 async def list_events(request: HttpRequest, run_id: str, query: Query[EventQuery]) -> HttpResponse:
     """The run's events after seq `after`, oldest first, at most `limit`; `ETag`/`If-None-Match`."""
-    data = await sync_to_async(reads.events_page)(run_id, query.after, query.limit)
+    data = await sync_to_async(reads.events_page)(caller(request), run_id, query.after, query.limit)
     return with_etag(request, document(EventPage, data))
 
 

@@ -28,6 +28,11 @@ class StartBody(_Strict):
 
 class AnswerBody(_Strict):
     answer: Any = Field(description="The answer: it must satisfy the question's `response_schema`.")
+    reason: str | None = Field(
+        None,
+        max_length=5000,
+        description="Reject an approve/reject question with this reason (the answer must be the rejection).",
+    )
 
 
 class WorkflowSummary(Schema):

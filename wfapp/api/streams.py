@@ -115,7 +115,7 @@ async def _run_events(user: Any, session_id: str, after: int) -> AsyncIterator[s
     async with live.doorbells(session_group(session_id)) as bell:
         yield "retry: 2000\n\n"
         while True:
-            rows, status, last_seq = await sync_to_async(reads.stream_batch)(session_id, after)
+            rows, status, last_seq = await sync_to_async(reads.stream_batch)(user, session_id, after)
             for row in rows:
                 after = row["seq"]
                 yield frame(row, seq=after)

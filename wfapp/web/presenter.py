@@ -45,6 +45,7 @@ class AskView:
     bulk: bool
     payload: list[Row] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the asking step told the user first
+    post_url: str = ""  # where the form posts, when not the dashboard's answer URL (an answer link)
 
     @property
     def dom_id(self) -> str:
@@ -52,7 +53,7 @@ class AskView:
 
     @property
     def answer_url(self) -> str:
-        return reverse("answer", args=[self.row.pk])
+        return self.post_url or reverse("answer", args=[self.row.pk])
 
     @property
     def run_url(self) -> str:
@@ -96,6 +97,7 @@ def messages_before(asks: list[Interrupt]) -> dict[int, list[str]]:
     found = (
         EventRow.objects.filter(where)
         .filter(Q(kind="started") | Q(data__has_key="message"))
+        .exclude(kind="comment")  # people's remarks are the timeline's, not the asking step's
         .order_by("seq")
         .values_list("session_id", "node_path", "seq", "kind", "data__message")
     )
@@ -115,6 +117,21 @@ def messages_before(asks: list[Interrupt]) -> dict[int, list[str]]:
         if said:
             notes[ask.pk] = said[-MAX_NOTES:]
     return notes
+
+
+REJECT_WITH_REASON = "reject-with-reason"
+
+
+def answer_data(row: Interrupt, posted: Any) -> tuple[Any, str | None]:
+    """A posted answer form's data, and the reason when it is a "Reject with reason" (the
+    decision set to reject; the reason is checked by ``services.answer_interrupt``)."""
+    if posted.get("_outcome") != REJECT_WITH_REASON:
+        return posted, None
+    decision = SchemaForm(row.response_schema, id_prefix=f"i{row.pk}-").decision
+    data = posted.copy()
+    if decision is not None:
+        data[decision.name] = "false"
+    return data, str(posted.get("_reason", ""))
 
 
 def ask_views(rows: list[Interrupt], *, allow_bulk: bool = True) -> list[AskView]:
@@ -164,7 +181,7 @@ def entry(r: dict[str, Any]) -> Entry:
     """One timeline line; a message a step gave the user (``Event(message=...)``) is shown too."""
     data = r["data"] or {}
     described = describe_event(r["seq"], r["timestamp"], r["kind"], r["node_path"], r["author"], data)
-    message = data.get("message") if r["kind"] != "interrupt" else None
+    message = data.get("message") if r["kind"] not in ("interrupt", "comment") else None
     if not isinstance(message, str):
         return described
     if r["kind"] == "message":
@@ -210,9 +227,9 @@ def run_graph(
     )
 
 
-def graph_fragment(session_id: str, expanded: frozenset[str]) -> str:
+def graph_fragment(user: Any, session_id: str, expanded: frozenset[str]) -> str:
     """The run's graph alone, out of band (a page expanded or collapsed a node's children)."""
-    session = queries.get_run(session_id)
+    session = queries.get_run(user, session_id)
     if session is None:
         return ""
     context = {"graph": run_graph(session, expanded), "oob": True}
@@ -332,7 +349,7 @@ def run_update(
     )
     if not rows:
         return RunUpdate("", after)
-    session = queries.get_run(session_id)
+    session = queries.get_run(user, session_id)
     if session is None:
         return RunUpdate("", after)
     last = rows[-1]["seq"]
@@ -448,8 +465,8 @@ def inbox_list(user: Any, filters: dict[str, Any], watermark: int) -> str:
     return render_to_string("wfapp/inbox.html#list", context) + badge_fragment(user)
 
 
-def runs_update(session_id: str, filters: dict[str, Any], created: bool) -> str:
-    session = queries.get_run(session_id)
+def runs_update(user: Any, session_id: str, filters: dict[str, Any], created: bool) -> str:
+    session = queries.get_run(user, session_id)
     if session is None:
         return ""
     insert = created and queries.run_matches(session, **filters)

@@ -1,4 +1,7 @@
-"""The dashboard's reads: one place decides what a user may see, for pages and sockets alike.
+"""The dashboard's reads: what a user may see, for pages, sockets and the API alike.
+
+Every read of runs, questions and events filters through ``wfapp.permissions``
+(``workflow_filter``): a run of a workflow the user may not view does not exist for them.
 
 Every list is keyset-paginated (no OFFSET), so a page costs the same on the first and the
 hundredth screen; every page does a fixed number of queries whatever the data size.
@@ -17,7 +20,7 @@ from django.db.models import F, Q, QuerySet
 
 from wfapp import assignment
 from wfapp.models import Event, Interrupt, InterruptStatus, RunStatus, Session
-from wfapp.permissions import can_answer
+from wfapp.permissions import workflow_filter
 
 INBOX_PAGE = 25
 RUNS_PAGE = 50
@@ -64,10 +67,13 @@ def _moment(text: Any) -> datetime | None:
 
 
 def answerable(user: Any) -> QuerySet[Interrupt]:
-    """The interrupts `user` may see and answer (none without the permission)."""
-    if not can_answer(user):
-        return Interrupt.objects.none()
-    return Interrupt.objects.all()
+    """The interrupts `user` may see and answer (those of the workflows they may answer)."""
+    return Interrupt.objects.filter(workflow_filter(user, "answer"))
+
+
+def visible_runs(user: Any) -> QuerySet[Session]:
+    """The runs `user` may see (those of the workflows they may view)."""
+    return Session.objects.filter(workflow_filter(user, "view"))
 
 
 def visible_interrupt(user: Any, pk: int) -> Interrupt | None:
@@ -159,9 +165,11 @@ def pending_for_run(user: Any, session_id: str, up_to_seq: int) -> list[Interrup
 # -- runs ---------------------------------------------------------------------------------------
 
 
-def runs_page(*, status: str = "", workflow: str = "", q: str = "", cursor: str | None = None) -> Page:
-    """Runs, newest first, filtered by status, workflow and id, one keyset page."""
-    rows = Session.objects.select_related("created_by")
+def runs_page(
+    user: Any, *, status: str = "", workflow: str = "", q: str = "", cursor: str | None = None
+) -> Page:
+    """Runs `user` may see, newest first, filtered by status, workflow and id, one keyset page."""
+    rows = visible_runs(user).select_related("created_by")
     if status in RunStatus.values:
         rows = rows.filter(status=status)
     workflow, q = workflow.replace("\x00", ""), q.replace("\x00", "")  # PostgreSQL refuses NUL
@@ -189,10 +197,11 @@ def run_matches(session: Session, *, status: str = "", workflow: str = "", q: st
     )
 
 
-def get_run(session_id: str) -> Session | None:
+def get_run(user: Any, session_id: str) -> Session | None:
+    """The run, if `user` may see it (None for a run of a workflow they may not view)."""
     if "\x00" in session_id:  # no run has one, and PostgreSQL refuses to look it up
         return None
-    return Session.objects.select_related("created_by").filter(pk=session_id).first()
+    return visible_runs(user).select_related("created_by").filter(pk=session_id).first()
 
 
 # -- events -------------------------------------------------------------------------------------

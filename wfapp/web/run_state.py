@@ -144,6 +144,20 @@ def describe_event(
             detail = preview(reason, 300) if isinstance(reason, str) else ""
             return Entry(seq, timestamp, kind, node_path, title, detail, actor=author)
         return Entry(seq, timestamp, kind, node_path, f"Run {status}")
+    if kind == "comment":
+        text = str(data.get("message") or "")
+        on = (data.get("interrupt") or {}).get("id")
+        title = f"Comment by {author}" + (f" on question {on}" if on else "")
+        return Entry(
+            seq,
+            timestamp,
+            kind,
+            node_path,
+            title,
+            preview(text, 300),
+            text if len(text) > 300 else "",
+            author,
+        )
     parts = []
     if "output" in data:
         parts.append(("Output", data["output"]))

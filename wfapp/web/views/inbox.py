@@ -23,7 +23,14 @@ from engine.errors import (
     ValueLimitError,
 )
 from wfapp import assignment, audit, services
-from wfapp.errors import NotAssignedError, NotPermitted, RunStateError, UnknownRunError, UnknownWorkflowError
+from wfapp.errors import (
+    NotAssignedError,
+    NotPermitted,
+    RejectionReasonError,
+    RunStateError,
+    UnknownRunError,
+    UnknownWorkflowError,
+)
 from wfapp.models import AttemptOutcome, Interrupt, InterruptStatus
 from wfapp.permissions import can_answer
 from wfapp.schema_forms.form import bulk_decision
@@ -106,7 +113,8 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
             target=f"#answer-{target[1:]}",
             swap="afterbegin",
         )
-    ask = presenter.ask_view(row, data=request.POST)
+    data, reason = presenter.answer_data(row, request.POST)
+    ask = presenter.ask_view(row, data=data)
     if not ask.form.is_valid():
         if not ask.form.editing:  # adding or removing a row is not an answer
             audit.record_row(
@@ -115,8 +123,10 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
         return _invalid(request, ask)
     try:
         async_to_sync(services.answer_interrupt)(
-            row.session_id, row.interrupt_id, ask.form.value, user=request.user
+            row.session_id, row.interrupt_id, ask.form.value, user=request.user, reason=reason
         )
+    except RejectionReasonError as refused:  # a rejection with reason without its reason
+        return notice(request, str(refused), status=422, target=f"#answer-{target[1:]}", swap="afterbegin")
     except InvalidAnswerError as invalid:
         for key, messages in invalid.field_errors.items():
             ask.form.errors.setdefault(key, []).extend(messages)

@@ -14,10 +14,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh, push_url
 
+from engine import limits
 from engine.errors import NotFailedNodeError, ValueLimitError
-from wfapp import permissions, services
+from wfapp import comments, permissions, services
 from wfapp.errors import InputValidationError, NotPermitted, RunStateError, UnknownRunError
 from wfapp.models import RunStatus
+from wfapp.permissions import can_answer
 from wfapp.web import presenter, queries, state_diff
 from wfapp.web.failure_cards import failure_cards, retry_edited
 from wfapp.web.http import is_fragment_request, notice, page_or_fragment, too_large, too_large_message
@@ -36,7 +38,7 @@ def run_filters(request: HttpRequest) -> dict[str, Any]:
 @login_required
 def runs(request: HttpRequest) -> HttpResponse:
     filters = run_filters(request)
-    page = queries.runs_page(cursor=request.GET.get("after"), **filters)
+    page = queries.runs_page(request.user, cursor=request.GET.get("after"), **filters)
     context = {
         "page": page,
         "filters": filters,
@@ -49,8 +51,8 @@ def runs(request: HttpRequest) -> HttpResponse:
     return page_or_fragment(request, "wfapp/runs.html", fragment, context)
 
 
-def _run(session_id: str) -> Any:
-    session = queries.get_run(session_id)
+def _run(request: HttpRequest, session_id: str) -> Any:
+    session = queries.get_run(request.user, session_id)
     if session is None:
         raise Http404("No such run")
     return session
@@ -60,6 +62,7 @@ def _page(request: HttpRequest, session: Any, status: int = 200, **parts: Any) -
     expanded = presenter.expanded_nodes(request.GET.getlist("expand"))  # "+N more" without JavaScript
     context = presenter.run_context(session, request.user, expanded, **parts)
     context["pending_count"] = queries.pending_count(request.user)
+    context["can_comment"] = can_answer(request.user, context["run"].workflow)
     return render(request, "wfapp/run.html", context, status=status)
 
 
@@ -72,7 +75,7 @@ def run(request: HttpRequest, session_id: str) -> HttpResponse:
     latest = (
         None if panel_only else queries.events_before(session_id, None)
     )  # before the row: see run_context
-    session = _run(session_id)
+    session = _run(request, session_id)
     compare = state_diff.compare(session.pk, session.last_seq, request.GET.get("at"), request.GET.get("from"))
     status = 422 if compare.error else 200
     if panel_only:
@@ -89,7 +92,7 @@ def run(request: HttpRequest, session_id: str) -> HttpResponse:
 @login_required
 def run_events(request: HttpRequest, session_id: str) -> HttpResponse:
     """Older timeline entries, before seq `before`, replacing the "load older" button."""
-    session = _run(session_id)
+    session = _run(request, session_id)
     try:
         before = int(request.GET.get("before", ""))
     except ValueError:
@@ -104,7 +107,7 @@ def run_events(request: HttpRequest, session_id: str) -> HttpResponse:
 
 
 def _action(request: HttpRequest, session_id: str, action: Any, **options: Any) -> HttpResponse:
-    session = _run(session_id)
+    session = _run(request, session_id)
     try:
         async_to_sync(action)(session.pk, user=request.user, **options)
     except NotPermitted as refused:
@@ -126,6 +129,28 @@ def _done(request: HttpRequest, session_id: str) -> HttpResponse:
 
 @require_POST
 @login_required
+def comment(request: HttpRequest, session_id: str) -> HttpResponse:
+    """A comment on the run, or on one of its questions (``question``: its id)."""
+    session = _run(request, session_id)
+    question = request.POST.get("question", "")
+    try:
+        pk = int(question) if question else None
+        async_to_sync(comments.add_comment)(
+            session.pk, request.POST.get("text"), user=request.user, interrupt_pk=pk
+        )
+    except NotPermitted as refused:
+        return notice(request, f"{refused}: ask an administrator for the permission.", status=403)
+    except UnknownRunError:
+        raise Http404("No such run") from None
+    except ValueError as refused:
+        return notice(request, limits.safe_text(str(refused)), status=400)
+    if is_fragment_request(request):
+        return HttpResponseClientRefresh()
+    return redirect("run", session_id=session.pk)
+
+
+@require_POST
+@login_required
 def cancel(request: HttpRequest, session_id: str) -> HttpResponse:
     return _action(request, session_id, services.cancel_run, reason=request.POST.get("reason", ""))
 
@@ -137,7 +162,7 @@ def retry(request: HttpRequest, session_id: str) -> HttpResponse:
     node = request.POST.get("node") or request.GET.get("node") or None
     if request.GET.get("edit") != "1":
         return _action(request, session_id, services.retry_run, node=node)
-    session = _run(session_id)
+    session = _run(request, session_id)
     if node is None:
         return notice(request, "An edited input needs the failed node it is for (node=...)", status=422)
     if too_large(request):
