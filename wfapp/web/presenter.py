@@ -8,6 +8,7 @@ Fragments are autoescaped templates; only our own SVG is marked safe.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Q
@@ -115,9 +116,14 @@ def ask_views(rows: list[Interrupt], *, allow_bulk: bool = True) -> list[AskView
 
 @dataclass
 class ClosedView:
-    """An interrupt that is no longer pending: who answered what, or why it closed."""
+    """An interrupt that is no longer pending: who answered what, or why it closed.
+
+    `draft` is what this person had typed and sent too late (a lost race): it stays on the
+    card, read-only, under the winner's answer.
+    """
 
     row: Interrupt
+    draft: AskView | None = None
 
     @property
     def dom_id(self) -> str:
@@ -126,6 +132,10 @@ class ClosedView:
     @property
     def answer_text(self) -> str:
         return answer_summary(self.row.answer)
+
+    @property
+    def payload(self) -> list[Row]:
+        return rows(self.row.payload, "Details")
 
     @property
     def reason(self) -> str:
@@ -382,9 +392,19 @@ def inbox_list(user: Any, filters: dict[str, Any], watermark: int) -> str:
     return render_to_string("wfapp/inbox.html#list", context) + badge_fragment(user)
 
 
-def runs_update(session_id: str, filters: dict[str, Any], created: bool) -> str:
+def question_update(user: Any, pk: int) -> str:
+    """A question's own page: its closed card, out of band, once it is no longer pending (else "")."""
+    row = queries.visible_interrupt(user, pk)
+    if row is None or row.status == InterruptStatus.PENDING:
+        return ""
+    return render_to_string("wfapp/inbox.html#closed", {"closed": ClosedView(row), "oob": True})
+
+
+def runs_update(session_id: str, filters: dict[str, Any], since: datetime | None) -> tuple[str, bool]:
+    """A runs-list row, and whether it is new there: a run created at or after `since` that
+    matches `filters` is prepended (None: only rows the page shows are updated)."""
     session = queries.get_run(session_id)
     if session is None:
-        return ""
-    insert = created and queries.run_matches(session, **filters)
-    return render_to_string("wfapp/live.html#run_row", {"run": session, "insert": insert})
+        return "", False
+    insert = since is not None and session.created_at >= since and queries.run_matches(session, **filters)
+    return render_to_string("wfapp/live.html#run_row", {"run": session, "insert": insert}), insert

@@ -8,6 +8,7 @@ from asgiref.sync import async_to_sync
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
@@ -31,6 +32,7 @@ def run_filters(request: HttpRequest) -> dict[str, Any]:
 @login_required
 def runs(request: HttpRequest) -> HttpResponse:
     filters = run_filters(request)
+    rendered_at = timezone.now()  # first: runs started later, the socket brings
     page = queries.runs_page(cursor=request.GET.get("after"), **filters)
     context = {
         "page": page,
@@ -39,6 +41,7 @@ def runs(request: HttpRequest) -> HttpResponse:
         "workflows": presenter.workflow_names(),
         "pending_count": queries.pending_count(request.user),
         "swap_socket": is_fragment_request(request) and not request.GET.get("after"),
+        "rendered_at": rendered_at.isoformat(),
     }
     fragment = "more" if request.GET.get("after") else "list"
     return page_or_fragment(request, "wfapp/runs.html", fragment, context)
