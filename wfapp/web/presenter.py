@@ -161,10 +161,12 @@ def workflow_names() -> list[str]:
 # -- run page -------------------------------------------------------------------------------------
 
 
-def entry(r: dict[str, Any]) -> Entry:
+def entry(r: dict[str, Any], started_by: str = "") -> Entry:
     """One timeline line; a message a step gave the user (``Event(message=...)``) is shown too."""
     data = r["data"] or {}
     described = describe_event(r["seq"], r["timestamp"], r["kind"], r["node_path"], r["author"], data)
+    if started_by and r["seq"] == 1 and r["kind"] == "started":
+        described = replace(described, title=f"{described.title} by {started_by}", actor=started_by)
     message = data.get("message") if r["kind"] != "interrupt" else None
     if not isinstance(message, str):
         return described
@@ -178,8 +180,11 @@ def _whole(text: str) -> str:
     return text if len(text) > 300 or "\n" in text else ""
 
 
-def entries(rows: list[dict[str, Any]]) -> list[Entry]:
-    return [entry(r) for r in rows]
+def entries(rows: list[dict[str, Any]], session: Session | None = None) -> list[Entry]:
+    """Timeline lines; with the run, its first says who started it."""
+    creator = session.created_by if session is not None else None
+    started_by = creator.get_username() if creator is not None else ""
+    return [entry(r, started_by) for r in rows]
 
 
 MAX_EXPANDED = 50  # graph nodes a page may ask to list all children of
@@ -222,8 +227,17 @@ def graph_fragment(session_id: str, expanded: frozenset[str]) -> str:
     return render_to_string("wfapp/run.html#graph", context)
 
 
+def with_actors(runs: list[Session]) -> list[Session]:
+    """Give each run a `cancelled_by` (who cancelled it, "" if nobody did or nobody was named)."""
+    cancelled = queries.cancelled_by([r.pk for r in runs if r.status == RunStatus.CANCELLED])
+    for run in runs:
+        setattr(run, "cancelled_by", cancelled.get(run.pk, ""))  # noqa: B010  # a display attribute
+    return runs
+
+
 def result_context(session: Session, user: Any) -> dict[str, Any]:
     """The run's status-dependent parts: actions (those `user` may take), state, output, input."""
+    with_actors([session])
     state = fold_state(queries.state_deltas(session.pk))
     return {
         "run": session,
@@ -248,7 +262,7 @@ def run_context(session: Session, user: Any, expanded: frozenset[str] = frozense
         **result_context(session, user),
         "graph": run_graph(session, expanded, status),
         "asks": ask_views(queries.pending_for_run(user, session.pk, last_seq), allow_bulk=False),
-        "entries": entries(latest),
+        "entries": entries(latest, session),
         "older_before": older,
         "last_seq": last_seq,
         "transcripts": transcripts(session.pk, status),
@@ -300,7 +314,7 @@ def run_update(
         return RunUpdate("", after)
     last = rows[-1]["seq"]
     kinds = {r["kind"] for r in rows}
-    context: dict[str, Any] = {"run": session, "entries": entries(rows), "last_seq": last}
+    context: dict[str, Any] = {"run": session, "entries": entries(rows, session), "last_seq": last}
     status: list[tuple[str, str]] | None = None
     if kinds & {"started", "completed", "interrupt", "error", "status"}:
         status = queries.status_rows(session.pk)
@@ -407,4 +421,5 @@ def runs_update(session_id: str, filters: dict[str, Any], since: datetime | None
     if session is None:
         return "", False
     insert = since is not None and session.created_at >= since and queries.run_matches(session, **filters)
+    with_actors([session])
     return render_to_string("wfapp/live.html#run_row", {"run": session, "insert": insert}), insert

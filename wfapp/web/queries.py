@@ -17,6 +17,7 @@ from django.db.models import Q, QuerySet
 
 from wfapp.models import Event, Interrupt, InterruptStatus, RunStatus, Session
 from wfapp.permissions import can_answer
+from wfapp.web.run_state import ANONYMOUS_ACTOR
 
 INBOX_PAGE = 25
 RUNS_PAGE = 50
@@ -154,6 +155,19 @@ def runs_page(*, status: str = "", workflow: str = "", q: str = "", cursor: str 
     items = items[:RUNS_PAGE]
     next_cursor = encode_cursor(items[-1].created_at, items[-1].pk) if more else None
     return Page(items, next_cursor)
+
+
+def cancelled_by(session_ids: list[str]) -> dict[str, str]:
+    """Run id -> who cancelled it, from its log (one query; runs cancelled anonymously are left out)."""
+    if not session_ids:
+        return {}
+    found = (
+        Event.objects.filter(session_id__in=session_ids, kind="status", data__status="cancelled")
+        .exclude(author__in=("", ANONYMOUS_ACTOR))
+        .order_by("seq")
+        .values_list("session_id", "author")
+    )
+    return dict(found)  # the latest cancellation wins (there is only one)
 
 
 def run_matches(session: Session, *, status: str = "", workflow: str = "", q: str = "") -> bool:

@@ -34,6 +34,7 @@ def runs(request: HttpRequest) -> HttpResponse:
     filters = run_filters(request)
     rendered_at = timezone.now()  # first: runs started later, the socket brings
     page = queries.runs_page(cursor=request.GET.get("after"), **filters)
+    presenter.with_actors(page.items)
     context = {
         "page": page,
         "filters": filters,
@@ -75,7 +76,7 @@ def run_events(request: HttpRequest, session_id: str) -> HttpResponse:
     rows = queries.events_before(session.pk, before)
     context = {
         "run": session,
-        "entries": presenter.entries(rows),
+        "entries": presenter.entries(rows, session),
         "older_before": rows[0]["seq"] if rows and rows[0]["seq"] > 1 else None,
     }
     return render(request, "wfapp/run.html#older", context)
