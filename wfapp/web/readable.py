@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from wfapp.schema_forms.words import humanize
+
 PREVIEW_CHARS = 160
 DECISION_KEYS = ("approved", "approve")
 
@@ -35,7 +37,8 @@ LONG_TEXT = 80  # longer strings, and any with a line break, read better as a bl
 
 
 def label(key: Any) -> str:
-    return str(key).replace("_", " ").capitalize()
+    """A key as people write it: "order_id" -> "Order ID" (see `humanize`)."""
+    return humanize(str(key))
 
 
 def scalar(value: Any) -> str:
