@@ -142,14 +142,22 @@
     var open = function (c) { return !c.classList.contains("answered"); };
     return cards.slice(at + 1).find(open) || cards.slice(0, at).reverse().find(open) || card;
   }
-  document.addEventListener("htmx:afterSettle", function (event) {
-    var card = event.target.closest && event.target.closest(".inbox-item");
-    if (!card || !answering[card.id] || !card.classList.contains("answered")) return;
-    delete answering[card.id];
-    var active = document.activeElement;
-    if (active && active !== document.body && document.contains(active)) return; // focus was kept
-    var next = nextOpen(card);
-    if (!next.hasAttribute("tabindex")) next.setAttribute("tabindex", "-1");
-    next.focus();
+  function focusAfterAnswer() {
+    Object.keys(answering).forEach(function (id) {
+      var card = document.getElementById(id);
+      if (card && !card.classList.contains("answered")) return; // not swapped yet, or refused: still open
+      delete answering[id];
+      var active = document.activeElement;
+      if (!card || (active && active !== document.body && document.contains(active))) return; // focus was kept
+      var next = nextOpen(card);
+      if (!next.hasAttribute("tabindex")) next.setAttribute("tabindex", "-1");
+      next.focus();
+    });
+  }
+  document.addEventListener("htmx:afterSettle", focusAfterAnswer);
+  document.addEventListener("htmx:afterRequest", function (event) {
+    // A refused answer (field errors) keeps its card open: nothing to move.
+    if (event.detail.failed) return;
+    setTimeout(focusAfterAnswer, 50);
   });
 })();
