@@ -62,7 +62,9 @@ def phone(browser: Browser, server: Server, username: str, **options: Any) -> Br
     return small
 
 
-def test_a_lost_race_keeps_the_question_the_draft_and_the_winners_answer(browser: Browser, server: Server) -> None:
+def test_a_lost_race_keeps_the_question_the_draft_and_the_winners_answer(
+    browser: Browser, server: Server
+) -> None:
     run = expense(server, "Lena")
     olga, piet = login(browser, server, "olga"), login(browser, server, "piet")
     late = deaf_page(piet, "/?q=Lena")
@@ -76,7 +78,9 @@ def test_a_lost_race_keeps_the_question_the_draft_and_the_winners_answer(browser
     card.get_by_role("button", name="Approve").click()
     closed = late.locator(".inbox-item.kept-draft")
     expect(closed.locator(".notice.conflict")).to_contain_text(
-        re.compile(r"Already answered by olga at \d\d:\d\d:\d\d UTC: Rejected · Comment: Over the travel budget")
+        re.compile(
+            r"Already answered by olga at \d\d:\d\d:\d\d UTC: Rejected · Comment: Over the travel budget"
+        )
     )
     expect(closed.locator(".notice.conflict")).to_contain_text("your answer below was not recorded")
     expect(closed.locator(".message")).to_contain_text("Manager approval")  # the question stays
@@ -93,7 +97,9 @@ def test_a_lost_race_keeps_the_question_the_draft_and_the_winners_answer(browser
     piet.close()
 
 
-def test_the_question_page_loses_a_race_on_a_phone_keeping_the_draft(browser: Browser, server: Server) -> None:
+def test_the_question_page_loses_a_race_on_a_phone_keeping_the_draft(
+    browser: Browser, server: Server
+) -> None:
     run = expense(server, "Mads")
     olga = login(browser, server, "olga")
     pk = item(open_page(olga, "/?q=Mads"), "Mads").get_attribute("id").removeprefix("interrupt-")
@@ -183,7 +189,9 @@ def test_after_answering_by_keyboard_focus_goes_to_the_next_card_on_a_phone(
     piet.close()
 
 
-def test_who_cancelled_shows_in_the_header_the_timeline_and_the_runs_list(browser: Browser, server: Server) -> None:
+def test_who_cancelled_shows_in_the_header_the_timeline_and_the_runs_list(
+    browser: Browser, server: Server
+) -> None:
     olga, piet = login(browser, server, "olga"), login(browser, server, "piet")
     start = open_page(olga, "/workflows/expense_approval/")
     start.get_by_label("Employee").fill("Runa")
@@ -259,7 +267,9 @@ def test_timeline_times_are_the_viewers_with_utc_on_hover_and_details_read_as_wo
     utc = re.search(r"T(\d\d):(\d\d):(\d\d)", stamp)
     assert utc is not None
     minutes = (int(utc[1]) * 60 + int(utc[2]) + 9 * 60) % (24 * 60)
-    expect(first).to_have_text(re.compile(rf"(\d{{4}}-\d\d-\d\d )?{minutes // 60:02d}:{minutes % 60:02d}:{utc[3]}$"))
+    expect(first).to_have_text(
+        re.compile(rf"(\d{{4}}-\d\d-\d\d )?{minutes // 60:02d}:{minutes % 60:02d}:{utc[3]}$")
+    )
     expect(first).to_have_attribute("title", re.compile(rf"{utc[1]}:{utc[2]}:{utc[3]} UTC$"))
 
     answer = page.locator("#timeline li.kind-answer")

@@ -171,7 +171,9 @@ class _Builder:
         self.shape(widget, res, decision)
         return widget
 
-    def label_for(self, path: tuple[str | int, ...], own: dict[str, Any], s: dict[str, Any], label: str) -> str:
+    def label_for(
+        self, path: tuple[str | int, ...], own: dict[str, Any], s: dict[str, Any], label: str
+    ) -> str:
         """The field's own title (unless pydantic made it up), else its key in words (`label`),
         else its schema's title, else the fallback."""
         title = own.get("title")

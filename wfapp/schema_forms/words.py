@@ -12,7 +12,6 @@ from typing import Any
 
 from wfapp.schema_forms.resolve import UnresolvableSchema, resolve
 
-
 # Words a key spells in lower case that people write in capitals.
 ACRONYMS = frozenset(
     "api bic cpu csv eta eur gbp html http iban id ip json pdf sku sla ui uri url usd uuid vat".split()

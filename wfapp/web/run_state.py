@@ -128,7 +128,15 @@ def describe_event(
         title = f"Answered by {actor}" if actor else "Answered"
         value = answer.get("value")
         return Entry(
-            seq, timestamp, kind, node_path, title, answer_summary(value), pretty(value), actor, _readable(value)
+            seq,
+            timestamp,
+            kind,
+            node_path,
+            title,
+            answer_summary(value),
+            pretty(value),
+            actor,
+            _readable(value),
         )
     if kind == "error":
         error = data.get("error") or {}
