@@ -14,7 +14,11 @@ from django.test import Client
 from django.urls import reverse
 
 from tests.web.conftest import BIG_EXPENSE, pending
-from tests.web.test_consumers import _close_thread_connections, advance, drain, olga, socket, start  # noqa: F401  (fixtures)
+
+# The consumers' fixtures: a user with a session, and closing the threads' connections after.
+from tests.web.test_consumers import _close_thread_connections as _close_thread_connections
+from tests.web.test_consumers import advance, drain, socket, start
+from tests.web.test_consumers import olga as olga
 from tests.web.test_graph_svg import edge
 from wfapp import services
 from wfapp.schema_forms.form import SchemaForm
