@@ -52,14 +52,19 @@ def deaf_page(context: BrowserContext, path: str) -> Page:
     return page
 
 
-def phone(browser: Browser, server: Server, username: str, **options: Any) -> BrowserContext:
-    """A logged-in context on a 375 px wide screen."""
+def context_as(browser: Browser, server: Server, username: str, **options: Any) -> BrowserContext:
+    """A logged-in context with its own options (a viewport, a time zone)."""
     context = login(browser, server, username)
     cookies = context.cookies()
     context.close()
-    small = browser.new_context(base_url=server.url, viewport=PHONE, is_mobile=True, **options)
-    small.add_cookies(cookies)
-    return small
+    made = browser.new_context(base_url=server.url, **options)
+    made.add_cookies(cookies)
+    return made
+
+
+def phone(browser: Browser, server: Server, username: str) -> BrowserContext:
+    """A logged-in context on a 375 px wide screen."""
+    return context_as(browser, server, username, viewport=PHONE, is_mobile=True)
 
 
 def test_a_lost_race_keeps_the_question_the_draft_and_the_winners_answer(
@@ -255,11 +260,7 @@ def test_timeline_times_are_the_viewers_with_utc_on_hover_and_details_read_as_wo
     server.manage(
         "wf", "answer", run, "manager-approval", "--answer", '{"approved": true, "comment": "Agreed"}', "--user", "olga"
     )  # fmt: skip
-    context = login(browser, server, "olga")
-    cookies = context.cookies()
-    context.close()
-    tokyo = browser.new_context(base_url=server.url, timezone_id="Asia/Tokyo")  # UTC+9, all year
-    tokyo.add_cookies(cookies)
+    tokyo = context_as(browser, server, "olga", timezone_id="Asia/Tokyo")  # UTC+9, all year
     page = open_page(tokyo, f"/runs/{run}/")
     expect(page.locator("#timeline-zone")).to_contain_text("Asia/Tokyo")
     first = page.locator("#timeline time").first
