@@ -36,7 +36,8 @@ run: venv
 	$(PY) manage.py ensure_admin
 	exec $(PY) manage.py serve --host $(HOST) --port $(PORT)
 
-# The benchmarks (../shared/design/BENCHMARKS.md): our engine, google-adk and LangGraph side by side.
+# The benchmarks (../shared/design/BENCHMARKS.md): our engine, google-adk and LangGraph side by side;
+# with DATABASE_URL on PostgreSQL also the Django store there and bench/concurrency.py.
 bench: venv
 	$(PY) bench/run.py --rounds 2
 

@@ -1,14 +1,17 @@
 """Merge a later, partial run into results.json, beside the run's own rows.
 
-    .venv/bin/python -m bench.merge bench/results.json later.json [--concurrency c.json]
+    .venv/bin/python -m bench.merge bench/results.json later.json [--concurrency c.json] [--agents a.json] [--api a.json]
     .venv/bin/python -m bench.report bench/results.json
+
+``bench/run.py --merge-into bench/results.json`` does both after a partial run.
 
 For re-measuring a few workloads of our engine (and the floor, in the same run) without
 running every peer again: the later rows go under ``"later"`` (RESULTS.md shows them in a
 section of their own, with the run's command, date and load, and reads the next targets'
 ratios to the floor from them, so each ratio still comes from one run); the peers' rows and
 the first targets stay as measured. A ``bench.concurrency`` result goes under
-``"concurrency"``.
+``"concurrency"``, a ``bench.agents`` result under ``"agents"``, a ``bench.api`` result (one
+database's, or ``run_all``'s) under ``"api"``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,16 @@ import argparse
 import json
 from pathlib import Path
 from typing import Any
+
+
+def merged(doc: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
+    """``later`` beside ``doc``'s rows, and its ``bench.concurrency`` and ``bench.api`` results if
+    it has them."""
+    doc = merge(doc, later)
+    for key in ("concurrency", "api"):
+        if later.get(key):
+            doc[key] = later[key]
+    return doc
 
 
 def merge(doc: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
@@ -32,6 +45,17 @@ def merge(doc: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+def merge_api(api: dict[str, Any] | None, measured: dict[str, Any]) -> dict[str, Any]:
+    """``doc["api"]`` with one database's ``bench.api`` result (or a whole ``run_all``) in it."""
+    if "databases" in measured:
+        return measured
+    api = api or {"sizes": measured.get("sizes", {}), "databases": {}}
+    api["databases"][measured["database"]] = measured
+    if "sizes" in measured:
+        api["sizes"] = measured["sizes"]
+    return api
+
+
 def _portable(command: str) -> str:
     """The command without this machine's paths: ``--out`` keeps the file's name only."""
     words = command.split()
@@ -43,12 +67,18 @@ def main() -> None:
     p.add_argument("results", type=Path)
     p.add_argument("later", type=Path, nargs="?")
     p.add_argument("--concurrency", type=Path)
+    p.add_argument("--agents", type=Path)
+    p.add_argument("--api", type=Path, action="append", default=[], help="a bench.api result (repeatable)")
     args = p.parse_args()
     doc = json.loads(args.results.read_text())
     if args.later:
-        doc = merge(doc, json.loads(args.later.read_text()))
+        doc = merged(doc, json.loads(args.later.read_text()))
     if args.concurrency:
         doc["concurrency"] = json.loads(args.concurrency.read_text())
+    if args.agents:
+        doc["agents"] = json.loads(args.agents.read_text())
+    for path in args.api:
+        doc["api"] = merge_api(doc.get("api"), json.loads(path.read_text()))
     args.results.write_text(json.dumps(doc, indent=1, default=repr) + "\n")
 
 

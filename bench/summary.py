@@ -67,6 +67,8 @@ def summarize(raw: dict[str, Any]) -> dict[str, Any]:
         count, unit = samples[0]["extra"]["calls"], "call"
     walls = [s["wall"] for s in samples]
     row["median_s"] = statistics.median(walls)
+    cpus = [s.get("cpu") for s in samples]
+    row["median_cpu_s"] = statistics.median(cpus) if None not in cpus else None
     row["unit"], row["units"] = unit, count
     if workload in ("W6", "W6s") and samples[0]["resumes"]:
         totals = [sum(s["resumes"]) for s in samples]
@@ -252,6 +254,7 @@ def targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
             )
     out += next_targets(doc)
     out += dashboard_targets(doc.get("dashboard"))
+    out += agent_targets(doc.get("agents"))
     return out
 
 
@@ -267,10 +270,13 @@ def next_targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
     for w in ("W1", "W2", "W3", "W4", "W5"):
         ours, floor = find(doc, "ours", w), find(doc, "floor", w)
         o, f = (ours["median_s"] if ours else None), (floor["median_s"] if floor else None)
+        cpu = ""
+        if ours and floor and ours.get("median_cpu_s") and floor.get("median_cpu_s"):
+            o, f, cpu = ours["median_cpu_s"], floor["median_cpu_s"], ", CPU time"
         out.append(
             _target(
                 f"{w}-floor",
-                f"{w} in memory: within 2x of the plain-asyncio floor{later}",
+                f"{w} in memory: within 2x of the plain-asyncio floor{later}{cpu}",
                 _ratio(o, f),
                 2.0,
                 at_most=True,
@@ -370,3 +376,35 @@ def dashboard_targets(dashboard: dict[str, Any] | None) -> list[dict[str, Any]]:
             )
         )
     return out
+
+
+def agent_targets(agents: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Within 1.5x of bare pydantic-ai in memory; >= 10x less overhead per model step than google-adk."""
+    stores = (agents or {}).get("stores") or {}
+    memory = stores.get("memory") or {}
+    ok = "ratio" in memory
+    adk = (agents or {}).get("adk") or {}
+    overhead = memory.get("overhead_ms_per_step") if ok else None
+    adk_step = adk.get("ms_per_step")
+    versus = None
+    if overhead is not None and adk_step is not None:
+        versus = adk_step / overhead if overhead > 0 else float("inf")
+    return [
+        _target(
+            "agents-bare",
+            "Agent node in memory: within 1.5x of bare pydantic-ai per model step (same FunctionModel)",
+            memory.get("ratio") if ok else None,
+            1.5,
+            at_most=True,
+            ours=memory["ours_ms_per_step"] / 1e3 if ok else None,
+            peer=memory["bare_ms_per_step"] / 1e3 if ok else None,
+        ),
+        _target(
+            "agents-adk",
+            "Agent node: >= 10x less overhead per model step than google-adk's LlmAgent (stub model)",
+            versus,
+            10.0,
+            ours=overhead / 1e3 if overhead is not None else None,
+            peer=adk_step / 1e3 if adk_step is not None else None,
+        ),
+    ]

@@ -125,6 +125,18 @@ class InvalidInputError(CallerError):
     """The workflow input cannot be stored in the event log."""
 
 
+class NotFailedNodeError(CallerError):
+    """A retry named a node that is not one of the run's failed nodes; nothing was written."""
+
+    def __init__(self, session_id: str, node_path: str, failed: Iterable[str]) -> None:
+        self.node_path = node_path
+        self.failed = sorted(failed)
+        named = ", ".join(self.failed) or "none"
+        super().__init__(
+            f"Node {node_path!r} of session {session_id!r} has not failed; its failed nodes: {named}"
+        )
+
+
 class ValueLimitError(CallerError):
     """A value a caller sent breaks a limit of the event log (``engine.limits``); nothing was written.
 

@@ -18,9 +18,14 @@ Kinds of stored events:
 ``interrupt``    a node asks for input (``interrupt``)
 ``answer``       someone answered an interrupt (``answer``; author = actor)
 ``completed``    a node execution ended; carries deferred output/route/state
-``error``        a node attempt failed (``error``)
+``error``        a node attempt failed (``error`` with its ``traceback``; ``input``: the
+                 attempt's input, when the log can keep it)
+``retry``        someone retried a failed run (author = actor; ``node_path``: the failed node
+                 they retried, or the workflow's own path; ``input``: the input they edited
+                 for that node, which it takes from then on; ``message``: their reason)
 ``status``       the run's status changed: waiting, completed (``output_seq``: the event
-                 that carries the workflow's output), failed, cancelled
+                 that carries the workflow's output), failed, cancelled (``message``:
+                 the reason given, author = who cancelled)
 ===============  ==========================================================
 """
 
@@ -48,6 +53,7 @@ EventKind = Literal[
     "completed",
     "error",
     "status",
+    "retry",
 ]
 KINDS: tuple[str, ...] = get_args(EventKind)[1:]  # every stored kind
 
@@ -75,12 +81,13 @@ class Answer(StrictModel):
 
 
 class ErrorInfo(StrictModel):
-    """What went wrong: the exception class name and its message."""
+    """What went wrong: the exception class name, its message and (for a node) its traceback."""
 
     model_config = ConfigDict(frozen=True)
 
     type: str
     message: str
+    traceback: str | None = None
 
 
 class Event(StrictModel):
@@ -108,6 +115,7 @@ class Event(StrictModel):
     status: str | None = None
     seen_seq: int | None = None
     output_seq: int | None = None
+    input: Any = None
 
 
 class RequestInput(StrictModel):
@@ -126,6 +134,8 @@ class RequestInput(StrictModel):
 
 
 _EVENT_DEFAULTS = {name: info.default for name, info in Event.model_fields.items()}
+_new = object.__new__
+_set = object.__setattr__
 
 
 def stored_event(fields: dict[str, Any]) -> Event:
@@ -134,9 +144,9 @@ def stored_event(fields: dict[str, Any]) -> Event:
     The engine builds every field from checked values, and this runs once per event on
     the hot path, where pydantic's ``model_construct`` costs several times more.
     """
-    event = object.__new__(Event)
-    object.__setattr__(event, "__dict__", {**_EVENT_DEFAULTS, **fields})
-    object.__setattr__(event, "__pydantic_fields_set__", set(fields))
-    object.__setattr__(event, "__pydantic_extra__", None)
-    object.__setattr__(event, "__pydantic_private__", None)
+    event = _new(Event)
+    _set(event, "__dict__", {**_EVENT_DEFAULTS, **fields})
+    _set(event, "__pydantic_fields_set__", set(fields))
+    _set(event, "__pydantic_extra__", None)
+    _set(event, "__pydantic_private__", None)
     return event

@@ -104,7 +104,7 @@ class InMemoryEventStore:
         return self._append(session_id, events, expected_seq)
 
     def _append(self, session_id: str, events: Sequence[Event], expected_seq: int) -> int:
-        log = self._log(session_id)
+        log = self._logs.get(session_id) or self._log(session_id)
         last = len(log.events)
         if last != expected_seq:
             raise ConcurrencyError(session_id, expected_seq, last)

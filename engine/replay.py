@@ -21,6 +21,7 @@ class NodeRecord:
     __slots__ = (
         "answered_at",
         "done",
+        "edited_input",
         "error",
         "failed_below",
         "has_output",
@@ -50,6 +51,7 @@ class NodeRecord:
         self.seen_up_to = 0  # the log position the latest execution's decision was based on
         self.failed_below: frozenset[str] | set[str] = frozenset()
         self.seq = 0  # where the execution completed in the log
+        self.edited_input: Any = None  # the input an operator's retry gave this path, if any
 
     def ask(self, interrupt: Interrupt) -> None:
         if self.pending is _NO_QUESTIONS:
@@ -124,15 +126,19 @@ class ReplayIndex:
             self.state.update(event.state)
         kind = event.kind
         if kind == "started":
-            record = self.record(event.node_path)
-            if record.error is not None:
-                self._mark_failed(event.node_path, False)
+            path = event.node_path
+            record = self.records.get(path)
+            if record is None:
+                record = self.records[path] = NodeRecord()  # fresh: nothing to forget
+            else:
+                if record.error is not None:
+                    self._mark_failed(path, False)
+                    record.error = None
+                record.done = False
+                record.forget_outcome()
             record.started = True
-            record.done = False
-            record.error = None
             record.seen_up_to = event.seen_seq if event.seen_seq is not None else event.seq
-            record.forget_outcome()
-        elif kind in ("completed", "output", "route", "state"):
+        elif kind in _OUTCOMES:
             self._apply_outcome(event)
         elif kind == "interrupt" and event.interrupt is not None:
             self._apply_interrupt(event.interrupt)
@@ -144,6 +150,9 @@ class ReplayIndex:
             record.forget_outcome()  # a failed attempt's output and route do not count
             self._withdraw(event.node_path, record)
             self._mark_failed(event.node_path, True)
+        elif kind == "retry":
+            if event.input is not None:
+                self.record(event.node_path).edited_input = event.input
         elif kind == "status":
             self.status = event.status
             self.error = event.error if event.status == "failed" else None
@@ -155,16 +164,18 @@ class ReplayIndex:
                 )
 
     def _apply_outcome(self, event: Event) -> None:
-        own = self.record(event.node_path)
+        own_path = event.node_path
+        own = self.records.get(own_path) or self.record(own_path)
         output = event.output
         if output is not None:
-            for path in event.output_for or (event.node_path,):
-                record = own if path == event.node_path else self.record(path)
+            seq = event.seq
+            for path in event.output_for or (own_path,):
+                record = own if path == own_path else self.record(path)
                 record.output = output
                 record.has_output = True
-                record.output_seq = event.seq
+                record.output_seq = seq
                 if path == self.root_path:
-                    self.root_outputs[event.seq] = output
+                    self.root_outputs[seq] = output
         if event.route is not None:
             own.route = event.route
         if event.kind == "completed":
@@ -201,6 +212,9 @@ class ReplayIndex:
         path = interrupt.node_path if interrupt is not None else event.node_path
         for prefix in ancestors(path):
             self.record(prefix).answer(answer.interrupt_id, answer.value, event.seq)
+
+
+_OUTCOMES = frozenset({"completed", "output", "route", "state"})
 
 
 class Action(Enum):

@@ -16,16 +16,18 @@ from .errors import (
     InvalidAnswerError,
     InvalidInputError,
     NoAnswersError,
+    NotFailedNodeError,
     ReplayDivergenceError,
     SessionStateError,
     SessionVersionError,
     UnknownInterruptError,
     UnreadableLogError,
+    ValueLimitError,
     WorkflowError,
 )
 from .events import Answer, ErrorInfo, Event, Interrupt
 from .execution import SessionRun
-from .limits import check_id, safe_text
+from .limits import check_id, check_input, safe_text
 from .memory import InMemoryEventStore
 from .outcome import Outcome
 from .replay import ReplayIndex
@@ -36,6 +38,20 @@ from .workflow import Workflow
 from .writer import LogWriter, draft
 
 _ANSWER_ATTEMPTS = 20
+MAX_REASON_CHARS = 2000  # a cancel's or a retry's reason
+
+
+def check_reason(reason: str) -> None:
+    """Refuse a reason the log should not keep: too long, a NUL, an unpaired surrogate."""
+    if len(reason) > MAX_REASON_CHARS:
+        raise ValueLimitError(
+            f"The reason is {len(reason)} characters long; the limit is {MAX_REASON_CHARS}",
+            "The reason",
+            "size",
+            MAX_REASON_CHARS,
+            len(reason),
+        )
+    check_input(reason, "The reason")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +82,7 @@ class Runner:
         self.store: EventStore = store if store is not None else InMemoryEventStore()
         self._root = f"{workflow.name}@1"
         self._turns: dict[str, asyncio.Task[RunResult]] = {}
-        self._cancelled_by: dict[str, str | None] = {}
+        self._cancelled_by: dict[str, tuple[str | None, str | None]] = {}
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     # -- public API ---------------------------------------------------------------
@@ -112,11 +128,15 @@ class Runner:
         self._check_open(loaded)
         return await self._turn(loaded, loaded.info.input)
 
-    async def cancel(self, session_id: str, actor: str | None = None) -> RunResult:
-        """Stop a run for good; a turn in flight in this runner is cancelled."""
+    async def cancel(self, session_id: str, actor: str | None = None, reason: str | None = None) -> RunResult:
+        """Stop a run for good, recording who did and why; a turn in flight in this runner is cancelled."""
+        if actor is not None:
+            check_id(actor, "The actor's name", caller=True)
+        if reason is not None:
+            check_reason(reason)
         turn = self._turns.get(session_id)
         if turn is not None:
-            self._cancelled_by[session_id] = actor
+            self._cancelled_by[session_id] = (actor, reason)
             turn.cancel()
             return await asyncio.shield(turn)
         try:
@@ -124,7 +144,85 @@ class Runner:
         except UnreadableLogError:
             loaded = await self._unread(session_id)  # a log that cannot be read can still end
         self._check_open(loaded)
-        return await self._finish_cancelled(loaded, actor)
+        return await self._finish_cancelled(loaded, actor, reason)
+
+    def failed_nodes(self, events: list[Event]) -> dict[str, Event]:
+        """The nodes whose latest attempt failed, with that attempt's ``error`` event."""
+        index = ReplayIndex(self._root)
+        latest: dict[str, Event] = {}
+        for event in events:
+            index.apply(event)
+            if event.kind == "error":
+                latest[event.node_path] = event
+        return {
+            path: event
+            for path, event in latest.items()
+            if (record := index.records.get(path)) is not None and record.error is not None
+        }
+
+    async def record_retry(
+        self,
+        session_id: str,
+        node_path: str | None = None,
+        node_input: Any = None,
+        actor: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        """Record that ``actor`` retries the failed run, executing nothing (``advance`` does).
+
+        ``node_path`` names one failed node (``failed_nodes``); ``node_input`` (with a node,
+        not None) is that node's input from then on. Raises ``SessionStateError`` unless the
+        run failed, ``NotFailedNodeError`` for a node that did not fail, ``InvalidInputError``
+        or ``ValueLimitError`` for an input the node or the log refuses; nothing is written then.
+        """
+        loaded = await self._load(session_id)
+        if loaded.info.status != "failed":
+            raise SessionStateError(
+                f"Session {session_id!r} is {loaded.info.status}; only a failed run can be retried"
+            )
+        if actor is not None:
+            check_id(actor, "The actor's name", caller=True)
+        if reason is not None:
+            check_reason(reason)
+        fields: dict[str, Any] = {}
+        if node_path is not None:
+            failed = [path for path, record in loaded.index.records.items() if record.error is not None]
+            if node_path not in failed:
+                raise NotFailedNodeError(session_id, node_path, failed)
+            if node_input is not None:
+                fields["input"] = self._edited_input(node_path, node_input)
+        elif node_input is not None:
+            raise InvalidInputError("An edited input needs the failed node it is for")
+        if reason:
+            fields["message"] = reason
+        await loaded.writer.write(draft("retry", node_path or self._root, actor or "user", **fields))
+
+    async def retry(
+        self,
+        session_id: str,
+        node_path: str | None = None,
+        node_input: Any = None,
+        actor: str | None = None,
+        reason: str | None = None,
+    ) -> RunResult:
+        """``record_retry``, then execute: completed nodes replay, the failed ones run again."""
+        await self.record_retry(session_id, node_path, node_input, actor, reason)
+        return await self.advance(session_id)
+
+    def _edited_input(self, node_path: str, node_input: Any) -> Any:
+        """The edited input as the log keeps it, checked against a graph node's input type."""
+        try:
+            stored = to_json(node_input, "The edited input", caller=True)
+        except WorkflowError as error:  # not JSON data (a limit raises ValueLimitError)
+            raise InvalidInputError(str(error)) from error
+        parts = node_path.split("/")
+        node = self.workflow.graph.nodes.get(parts[1].rpartition("@")[0]) if len(parts) == 2 else None
+        if node is not None:
+            try:
+                node.check_input(stored)
+            except WorkflowError as error:
+                raise InvalidInputError(str(error)) from error
+        return stored
 
     async def result(self, session_id: str) -> RunResult:
         """Where the run stands, read from the log."""
@@ -303,7 +401,7 @@ class Runner:
             await writer.close()
             if session_id not in self._cancelled_by:
                 raise  # the host stopped (shutdown, a worker cut): the run stays running, to resume
-            return await self._finish_cancelled(loaded, self._cancelled_by.pop(session_id))
+            return await self._finish_cancelled(loaded, *self._cancelled_by.pop(session_id))
         return await self._finish(loaded, run, outcome)
 
     async def _finish(self, loaded: _Loaded, run: SessionRun, outcome: Outcome) -> RunResult:
@@ -344,9 +442,12 @@ class Runner:
         await self.store.set_status(session_id, "failed")
         return RunResult(session_id, "failed", error=message, error_type=info.type)
 
-    async def _finish_cancelled(self, loaded: _Loaded, actor: str | None) -> RunResult:
+    async def _finish_cancelled(
+        self, loaded: _Loaded, actor: str | None, reason: str | None = None
+    ) -> RunResult:
         session_id = loaded.info.session_id
-        await loaded.writer.write(draft("status", self._root, actor or "user", status="cancelled"))
+        fields = {"message": reason} if reason else {}
+        await loaded.writer.write(draft("status", self._root, actor or "user", status="cancelled", **fields))
         loaded.writer.seal()
         await self.store.set_status(session_id, "cancelled")
         return RunResult(session_id, "cancelled")

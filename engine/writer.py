@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .errors import ConcurrencyError
@@ -55,6 +55,10 @@ class LogWriter:
         self.absorbed_answers = 0  # answers others appended during this turn
         self._sealed = False
         self.listeners: list[Callable[[Event], None]] = []
+        # A store that passes notes on to whoever watches a run offers ``publish`` (Context.publish).
+        self.publisher: Callable[[str, str, dict[str, Any]], Awaitable[None]] | None = getattr(
+            store, "publish", None
+        )
 
     @property
     def last_seq(self) -> int:
@@ -79,12 +83,32 @@ class LogWriter:
             task.add_done_callback(self._background.discard)
 
     async def write(self, *items: Draft) -> None:
+        if not self.write_now(*items):
+            await self._flush_locked()
+
+    def write_now(self, *items: Draft) -> bool:
+        """Queue ``items`` and commit them here if the store's append never waits.
+
+        True: committed. False: they are queued and the caller must ``await flush()``
+        (``write`` does), never write them again; this spares a coroutine per write on
+        the in-memory store.
+        """
         if self._sealed:
             # The turn already wrote its final status: a straggler (a child its caller never
             # awaited) stops here instead of writing after it.
             raise asyncio.CancelledError("the run's turn has ended")
         self._buffer.extend(items)
-        await self.flush()
+        return self._commit_now()
+
+    def _commit_now(self) -> bool:
+        """Commit the queue here through ``append_nowait`` when nothing is in flight."""
+        nowait = self._nowait
+        return (
+            nowait is not None
+            and self._inflight is None
+            and not self._lock.locked()
+            and self._flush_now(nowait)
+        )
 
     def seal(self) -> None:
         """Refuse every later write: the turn's final status is in the log."""
@@ -98,14 +122,10 @@ class LogWriter:
         step, and the next flush waits for it. A store whose append never waits
         (``append_nowait``, the in-memory one) is called right here: nothing to cut in half.
         """
-        nowait = self._nowait
-        if (
-            nowait is not None
-            and self._inflight is None
-            and not self._lock.locked()
-            and self._flush_now(nowait)
-        ):
-            return
+        if not self._commit_now():
+            await self._flush_locked()
+
+    async def _flush_locked(self) -> None:
         async with self._lock:
             inflight = self._inflight
             if inflight is not None:
@@ -189,6 +209,10 @@ class LogWriter:
     def _fold(self, events: list[Event]) -> None:
         apply = self._index.apply
         listeners = self.listeners
+        if not listeners:
+            for event in events:
+                apply(event)
+            return
         for event in events:
             apply(event)
             for listener in listeners:

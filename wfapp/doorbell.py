@@ -9,6 +9,10 @@ reaches) and goes to these groups:
 - ``INBOX_GROUP`` (``wfapp.inbox``): when an interrupt is asked, answered or withdrawn.
 
 Listeners read what they missed from the database, so a lost doorbell loses nothing.
+
+Notes are the one exception: ``{"type": "wfapp.note", "session_id": ..., "node_path": ...,
+"note": {...}}`` to the run's group carries something that is never stored (a model's text as
+it streams, ``engine.Context.publish``); a page that misses one never sees it.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from channels.layers import get_channel_layer
 logger = logging.getLogger(__name__)
 
 DOORBELL_TYPE = "wfapp.doorbell"
+NOTE_TYPE = "wfapp.note"
 INBOX_GROUP = "wfapp.inbox"
 RUNS_GROUP = "wfapp.runs"
 _GROUP_SAFE = re.compile(r"^[A-Za-z0-9_.-]{1,60}$")
@@ -61,3 +66,15 @@ async def ring(session_id: str, seq: int, *, runs: bool = False, inbox: bool = F
         except Exception:
             # The commit already happened; a listener that misses this catches up on its next read.
             logger.warning("doorbell to %s failed", group, exc_info=True)
+
+
+async def publish(session_id: str, node_path: str, note: dict[str, object]) -> None:
+    """Send an ephemeral note from ``node_path`` to the run's live pages (nothing is stored)."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    message = {"type": NOTE_TYPE, "session_id": session_id, "node_path": node_path, "note": note}
+    try:
+        await layer.group_send(session_group(session_id), message)
+    except Exception:
+        logger.warning("note to %s failed", session_group(session_id), exc_info=True)

@@ -25,13 +25,15 @@ from engine.errors import (
     ConcurrencyError,
     InterruptAlreadyAnswered,
     InvalidAnswerError,
+    InvalidInputError,
     SessionStateError,
     UnknownInterruptError,
     ValueLimitError,
 )
 from engine.limits import check_input
+from engine.runner import check_reason
 
-from . import audit, doorbell, runtime
+from . import audit, doorbell, failures, runtime
 from . import lease as leases
 from .audit import actor_name
 from .errors import InputValidationError, RunStateError, UnknownRunError
@@ -158,8 +160,12 @@ def _answerable_session(session_id: str, interrupt_id: str, user: Any, value: An
 
 async def answer_interrupt(
     session_id: str, interrupt_id: str, value: Any, *, user: Any, advance: bool = True
-) -> None:
+) -> runtime.Turn | None:
     """Record an answer (first answer wins), then advance the run in the background.
+
+    Returns the turn that takes the answer up when it runs in this process (embedded mode; a
+    future of its result, see ``Runtime.kick``), None when it runs elsewhere (a worker's job,
+    deferred with the answer, or the next sweep) or ``advance`` is False.
 
     Raises ``NotPermitted``, ``UnknownRunError``, ``engine.errors.UnknownInterruptError``,
     ``InvalidAnswerError`` (``.field_errors``), ``InterruptAlreadyAnswered`` (``.answered_by``,
@@ -199,20 +205,26 @@ async def answer_interrupt(
         busy = f"Run {session_id!r} is too busy to take the answer; try again"
         await _refused(session_id, interrupt_id, user, value, AttemptOutcome.BUSY, busy)
         raise RunStateError(busy)
-    if advance:
-        dispatch.after_answer(session_id)  # workers mode queued the advance with the answer
+    if not advance:
+        return None
+    return dispatch.after_answer(session_id)  # workers mode queued the advance with the answer
 
 
 # -- cancel and retry -------------------------------------------------------------------------------
 
 
-async def cancel_run(session_id: str, *, user: Any = None) -> None:
-    """Cancel a run for good; a worker executing it elsewhere is fenced off by a new lease."""
+async def cancel_run(session_id: str, *, user: Any = None, reason: str = "") -> None:
+    """Cancel a run for good, recording who did and ``reason`` (optional); a worker executing
+    it elsewhere is fenced off by a new lease. A reason the log cannot keep (over
+    ``engine.runner.MAX_REASON_CHARS``, a NUL) raises ``ValueLimitError`` and changes nothing."""
+    reason = reason.strip()
+    if reason:
+        check_reason(reason)
     session = await sync_to_async(_permitted_session)(session_id, user, can_cancel, "cancel runs")
     if session.status in (RunStatus.COMPLETED, RunStatus.CANCELLED):
         raise RunStateError(f"Run {session_id!r} is {session.status}; it cannot be cancelled")
     actor = actor_name(user)
-    if await runtime.current().cancel_local(session_id, actor) is not None:
+    if await runtime.current().cancel_local(session_id, actor, reason or None) is not None:
         return
     ttl = float(settings.WFAPP_LEASE_SECONDS)
     owner = leases.new_owner()
@@ -223,7 +235,7 @@ async def cancel_run(session_id: str, *, user: Any = None) -> None:
         runner = Runner(get_workflow(session.workflow), store=DjangoEventStore(lease))
         for _ in range(_CONFLICT_RETRIES):
             try:
-                await runner.cancel(session_id, actor=actor)
+                await runner.cancel(session_id, actor=actor, reason=reason or None)
                 return
             except ConcurrencyError:
                 continue
@@ -234,15 +246,69 @@ async def cancel_run(session_id: str, *, user: Any = None) -> None:
         await sync_to_async(leases.drop)(lease)
 
 
-async def check_retry(session_id: str, *, user: Any = None) -> None:
-    """Raise unless the run exists, has failed and ``user`` (unless None) may retry it."""
+async def check_retry(session_id: str, *, user: Any = None) -> Session:
+    """The run, unless it does not exist, has not failed or ``user`` (unless None) may not retry it."""
     session = await sync_to_async(_permitted_session)(session_id, user, can_retry, "retry runs")
     if session.status != RunStatus.FAILED:
         raise RunStateError(f"Run {session_id!r} is {session.status}; only a failed run can be retried")
+    return session
 
 
-async def retry_run(session_id: str, *, user: Any = None) -> None:
-    """Run the failed nodes of a failed run again, in the background."""
-    await check_retry(session_id, user=user)
-    if not await sync_to_async(dispatch.advance_later)(session_id, retry=True):
-        raise RunStateError(f"Run {session_id!r} already has an advance queued; retry once it has run")
+async def record_retry(
+    session_id: str,
+    *,
+    user: Any = None,
+    node: str | None = None,
+    node_input: Any = None,
+    edited: bool = False,
+) -> None:
+    """Record in the log that ``user`` retries the failed run (a ``retry`` event), executing nothing.
+
+    ``node``
+    names the failed node the operator retries (one of ``failures.node_failures``); with
+    ``edited``, ``node_input`` is that node's input from now on, checked against the node's
+    input schema. Raises ``NotPermitted``, ``UnknownRunError``, ``RunStateError`` (not failed),
+    ``engine.errors.NotFailedNodeError``, ``InputValidationError`` (``field_errors``) or
+    ``ValueLimitError``; nothing is written then.
+    """
+    session = await check_retry(session_id, user=user)
+    workflow = get_workflow(session.workflow, session.version or None)
+    if edited:
+        if node is None:
+            raise InputValidationError(
+                session.workflow, {"": ["An edited input needs the failed node it is for"]}
+            )
+        check_input(node_input, "The edited input")
+        errors = schema_errors(failures.input_schema(workflow, node), node_input)
+        if errors:
+            raise InputValidationError(session.workflow, errors)
+    runner = Runner(workflow, store=DjangoEventStore())
+    for _ in range(_CONFLICT_RETRIES):
+        try:
+            await runner.record_retry(
+                session_id, node, node_input if edited else None, actor=actor_name(user)
+            )
+            break
+        except ConcurrencyError:
+            continue  # someone retried or cancelled meanwhile: check against the newer log
+        except SessionStateError as refused:
+            raise RunStateError(str(refused)) from None
+        except InvalidInputError as invalid:
+            raise InputValidationError(session.workflow, {"": [str(invalid)]}) from None
+    else:
+        raise RunStateError(f"Run {session_id!r} is too busy to retry; try again")
+
+
+async def retry_run(
+    session_id: str,
+    *,
+    user: Any = None,
+    node: str | None = None,
+    node_input: Any = None,
+    edited: bool = False,
+) -> None:
+    """``record_retry``, then have the run advanced in the background: completed nodes replay,
+    the failed ones run again (the named node with its edited input)."""
+    await record_retry(session_id, user=user, node=node, node_input=node_input, edited=edited)
+    # A job already queued for the run advances it too: the retry is in the log either way.
+    await sync_to_async(dispatch.advance_later)(session_id, retry=True)

@@ -138,7 +138,7 @@ def _session_updates(events: Sequence[Event]) -> dict[str, Any]:
                     else Event(output=event.output).model_dump(mode="json")["output"]
                 )
             if event.status == RunStatus.FAILED and event.error is not None:
-                updates["error"] = event.error.model_dump(mode="json")
+                updates["error"] = event.error.model_dump(mode="json", exclude_none=True)
     return updates
 
 
@@ -223,6 +223,10 @@ class DjangoEventStore:
         done = await self._in_thread(self.append_sync, session_id, list(events), expected_seq)
         await doorbell.ring(session_id, done.last_seq, runs=done.status_changed, inbox=done.inbox_changed)
         return done.last_seq
+
+    async def publish(self, session_id: str, node_path: str, note: dict[str, Any]) -> None:
+        """Pass an ephemeral note (a model's text as it streams) to the run's live pages; nothing is stored."""
+        await doorbell.publish(session_id, node_path, note)
 
     async def list_events(self, session_id: str, after_seq: int = 0) -> list[Event]:
         return await self._in_thread(self.list_events_sync, session_id, after_seq)

@@ -24,9 +24,9 @@ def add(a: int, b: int) -> int:
 
 
 def script(steps: int) -> FunctionModel:
-    """``steps - 1`` tool-calling steps, then the answer."""
+    """``steps - 1`` tool-calling steps, then the answer (async: no thread hop per request)."""
 
-    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    async def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         done = sum(1 for m in messages if m.kind == "response")
         if done < steps - 1:
             return ModelResponse(parts=[ToolCallPart("add", {"a": done, "b": 1})])

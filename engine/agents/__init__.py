@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from .agent import Agent, Handoff, LlmAgent
+from .agent import Agent, LlmAgent
 from .errors import AgentConfigurationError, AgentOutputError, ModelSetupError, TemplateKeyError
 from .tools import BaseTool, FunctionTool, tool
+from .transfer import Handoff, Transfer
 
 __all__ = [
     "Agent",
@@ -16,5 +17,6 @@ __all__ = [
     "LlmAgent",
     "ModelSetupError",
     "TemplateKeyError",
+    "Transfer",
     "tool",
 ]

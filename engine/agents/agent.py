@@ -6,44 +6,37 @@ resumed or restarted run replays them instead of calling the model again. Tool c
 need approval end pydantic-ai's run with ``DeferredToolRequests``; the node asks a person
 (one question per call, all at once) and continues the conversation with the answers. In
 ``chat`` mode every text reply is a question whose answer is the user's next message.
-A ``transfer_to_agent`` call hands the conversation to one of ``sub_agents``, whose output
-becomes this node's.
+A ``transfer_to_agent`` call hands the conversation to a sub-agent, the parent or a peer
+(``transfer.py``); the agent that finally answers gives this node its output.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, PrivateAttr, create_model
+from pydantic import Field, PrivateAttr
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai import DeferredToolRequests, DeferredToolResults, ModelMessage, ToolOutput
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.models import Model
-from pydantic_ai.toolsets import FunctionToolset
 
 from ..context import Context
+from ..errors import WorkflowError
 from ..events import RequestInput
 from ..nodes import BaseNode
 from .approval import approval_request, approval_result
-from .durable import AgentTurn, DurableModel, DurableToolset, enter_turn, leave_turn
+from .durable import AgentTurn, DurableModel, DurableTools, enter_turn, leave_turn
 from .errors import AgentConfigurationError, AgentOutputError
 from .models import build_model, check_model, model_label
 from .steps import APPROVAL, REPLY
 from .templates import as_text, fill
 from .tools import BaseTool, as_tool
+from .transfer import MAX_TRANSFERS, Handoff, Transfer, adopt, chosen_agent, transfer_output, tree
 
 EMPTY_INPUT_PROMPT = "Begin."
-
-
-@dataclass(frozen=True, slots=True)
-class Handoff:
-    """The conversation so far, handed to a sub-agent by ``transfer_to_agent``."""
-
-    messages: list[ModelMessage]
 
 
 class LlmAgent(BaseNode):
@@ -55,6 +48,9 @@ class LlmAgent(BaseNode):
     (a pydantic model, ``str`` or another type) is what the model must answer;
     ``output_key`` also writes the answer to state. ``retries`` is how often pydantic-ai
     lets the model correct invalid tool arguments or output within one attempt.
+    ``sub_agents`` may be handed the conversation (``transfer_to_agent``); a sub-agent may also
+    hand it back to its parent or on to its peers unless ``disallow_transfer_to_parent`` /
+    ``disallow_transfer_to_peers``.
     """
 
     model: Any = None
@@ -65,11 +61,15 @@ class LlmAgent(BaseNode):
     output_key: str | None = None
     mode: Literal["single_turn", "chat"] = "single_turn"
     sub_agents: list[LlmAgent] = Field(default_factory=list)
+    disallow_transfer_to_parent: bool = False
+    disallow_transfer_to_peers: bool = False
     retries: int = 1
     rerun_on_resume: bool = True
 
     _model: Model | str | None = PrivateAttr(default=None)
     _tools: list[BaseTool] = PrivateAttr(default_factory=list)
+    _parent: LlmAgent | None = PrivateAttr(default=None)
+    _agents: dict[bool, PydanticAgent[None, Any]] = PrivateAttr(default_factory=dict)
 
     def __init__(self, **data: Any) -> None:
         super().__init__(**data)
@@ -89,6 +89,9 @@ class LlmAgent(BaseNode):
         doubles = sorted({n for n in names if names.count(n) > 1})
         if doubles:
             raise AgentConfigurationError(f"Agent '{self.name}': two tools or sub-agents are named {doubles}")
+        adopt(self, self.sub_agents)
+        for sub in self.sub_agents:
+            sub._parent = self
         if self.input_type is None:
             self.input_type = self.input_schema
         if self.output_type is None and self.output_schema is not None:
@@ -102,19 +105,16 @@ class LlmAgent(BaseNode):
                 sub.inherit_model(model)
 
     @property
+    def parent_agent(self) -> LlmAgent | None:
+        """The agent this one is a sub-agent of (None for a top agent)."""
+        return self._parent
+
+    @property
     def model_name(self) -> str:
         """The model as the dashboard names it."""
         return "(none)" if self._model is None else model_label(self._model)
 
-    @cached_property
-    def _transfer_type(self) -> type[BaseModel] | None:
-        if not self.sub_agents:
-            return None
-        names = tuple(sub.name for sub in self.sub_agents)
-        choice: Any = Literal.__getitem__(names)
-        return create_model("TransferToAgent", agent_name=(choice, ...))
-
-    def _output_spec(self) -> list[Any]:
+    def _output_spec(self, root: bool) -> list[Any]:
         wanted = self.output_schema if self.output_schema is not None else str
         spec: list[Any] = []
         if self.mode == "chat":
@@ -123,73 +123,111 @@ class LlmAgent(BaseNode):
                 spec.append(ToolOutput(wanted, name="final_result", description="End the conversation."))
         else:
             spec.append(wanted)
-        if self._transfer_type is not None:
-            described = "; ".join(f"{s.name}: {s.description or 'no description'}" for s in self.sub_agents)
-            spec.append(
-                ToolOutput(
-                    self._transfer_type,
-                    name="transfer_to_agent",
-                    description=f"Hand the conversation to another agent ({described}).",
-                )
-            )
+        transfer = transfer_output(self, root=root)
+        if transfer is not None:
+            spec.append(transfer)
         if any(t.requires_approval for t in self._tools):
             spec.append(DeferredToolRequests)
         return spec
 
-    @cached_property
-    def _agent(self) -> PydanticAgent[None, Any]:
+    def _agent(self, root: bool) -> PydanticAgent[None, Any]:
+        """pydantic-ai's agent for this one; as the root of a transfer it offers only its sub-agents."""
+        made = self._agents.get(root)
+        if made is not None:
+            return made
         if self._model is None:
             raise AgentConfigurationError(
                 f"Agent '{self.name}' has no model: give it model= (a model string or a pydantic-ai "
                 "Model), or make it a sub-agent of an agent that has one"
             )
-        toolset = DurableToolset(FunctionToolset([t.pydantic_tool() for t in self._tools]))
-        return PydanticAgent(
+        made = self._agents[root] = PydanticAgent(
             DurableModel(build_model(self._model, self.name)),
-            output_type=self._output_spec(),
-            toolsets=[toolset],
+            output_type=self._output_spec(root),
+            tools=[t.pydantic_tool() for t in self._tools],
+            capabilities=[DurableTools()],
             retries=self.retries,
             name=self.name,
         )
+        return made
 
     @cached_property
     def _tool_schemas(self) -> dict[str, dict[str, Any]]:
         return {t.name: t.parameters for t in self._tools}
 
+    def check_input(self, value: Any) -> Any:
+        return value if isinstance(value, Handoff) else super().check_input(value)
+
+    def check_output(self, value: Any) -> Any:
+        return value if isinstance(value, Transfer) else super().check_output(value)
+
+    def restore_output(self, data: Any) -> Any:
+        return Transfer.model_validate(data) if Transfer.recorded(data) else super().restore_output(data)
+
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
         turn = AgentTurn(ctx, self.name)
         token = enter_turn(turn)
         try:
-            output = await self._converse(ctx, node_input)
+            if isinstance(node_input, Handoff):  # handed the conversation by the root of a transfer
+                output = await self._converse(ctx, node_input, root=False)
+                answered = not isinstance(output, Transfer)
+            else:
+                output, answered = await self._lead(ctx, node_input)
         finally:
             leave_turn(token)
-        if output is _DELEGATED:
-            return
-        if self.output_key:
+        if answered and self.output_key:
             ctx.state[self.output_key] = output
         ctx.output = output
         return
         yield  # pragma: no cover
 
-    async def _converse(self, ctx: Context, node_input: Any) -> Any:
+    async def _lead(self, ctx: Context, node_input: Any) -> tuple[Any, bool]:
+        """Converse, running every transfer; the final output, and whether this agent gave it."""
+        output = await self._converse(ctx, node_input, root=True)
+        agents = {agent.name: agent for agent in tree(self)}
+        for _ in range(MAX_TRANSFERS):
+            if not isinstance(output, Transfer):
+                return output, True
+            target = agents.get(output.transfer_to_agent)
+            if target is None:  # a recorded transfer to an agent this workflow no longer has
+                raise WorkflowError(
+                    f"Agent '{self.name}': the log hands the conversation to '{output.transfer_to_agent}', "
+                    f"which is not among its agents now ({', '.join(agents)}): the workflow changed. "
+                    "Start a new run."
+                )
+            if target is self:  # handed back: its instruction still reads the node's input
+                output = await self._converse(ctx, output.handoff(), root=True, values=node_input)
+                continue
+            output = await ctx.run_node(target, output.handoff())
+            if not isinstance(output, Transfer):
+                return output, False
+        raise AgentOutputError(
+            f"Agent '{self.name}': the conversation was transferred {MAX_TRANSFERS} times without "
+            "an answer; the agents' instructions should say when to answer instead of transferring"
+        )
+
+    async def _converse(self, ctx: Context, node_input: Any, *, root: bool, values: Any = None) -> Any:
+        """One agent's part of the conversation: its answer, or the ``Transfer`` it chose.
+
+        On a ``Handoff`` the instruction is filled from state (and ``values``, the root's input,
+        when the conversation comes back to the root).
+        """
         history: list[ModelMessage] | None = None
         if isinstance(node_input, Handoff):
             history, prompt = list(node_input.messages), None
-            instruction = fill(self.instruction, self.name, ctx.state, None)
+            instruction = fill(self.instruction, self.name, ctx.state, values)
         else:
             prompt = EMPTY_INPUT_PROMPT if node_input is None else as_text(node_input)
             instruction = fill(self.instruction, self.name, ctx.state, node_input)
         results: DeferredToolResults | None = None
         while True:
-            output, history = await self._run_model(prompt, history, results, instruction)
+            output, history = await self._run_model(prompt, history, results, instruction, root)
             prompt, results = None, None
             if isinstance(output, DeferredToolRequests):
                 results = await self._ask_approvals(ctx, output)
                 continue
-            if self._transfer_type is not None and isinstance(output, self._transfer_type):
-                target = next(s for s in self.sub_agents if s.name == output.agent_name)  # type: ignore[attr-defined]
-                await ctx.run_node(target, Handoff(history), use_as_output=True)
-                return _DELEGATED
+            target = chosen_agent(output)
+            if target is not None:
+                return Transfer.of(target, history)
             if self.mode == "chat" and isinstance(output, str):
                 answer = await ctx.run_node(REPLY, _reply_request(self.name, output))
                 if not str(answer or "").strip():
@@ -204,9 +242,10 @@ class LlmAgent(BaseNode):
         history: Sequence[ModelMessage] | None,
         results: DeferredToolResults | None,
         instruction: str,
+        root: bool,
     ) -> tuple[Any, list[ModelMessage]]:
         try:
-            result = await self._agent.run(
+            result = await self._agent(root).run(
                 prompt,
                 message_history=history,
                 deferred_tool_results=results,
@@ -242,8 +281,6 @@ class LlmAgent(BaseNode):
 
 
 Agent = LlmAgent
-
-_DELEGATED = object()
 
 
 def _reply_request(agent: str, reply: str) -> RequestInput:

@@ -1,11 +1,11 @@
 """Making a pydantic-ai run durable: every model response and tool call is a child node.
 
-``DurableModel`` wraps the agent's model: each request runs as a ``model@n`` step whose
-output is the serialized ``ModelResponse`` (with the request that asked for it, for the
+``DurableModel`` wraps the agent's model: each request runs as a ``model@n`` step (streamed
+when someone watches the run, see ``streaming.py``) whose output is the serialized ``ModelResponse`` (with the request that asked for it, for the
 transcript, and a fingerprint of that request). The step is committed before pydantic-ai
 sees the response, and on replay the recorded response comes back without calling the
 model. If the request being replayed is not the one recorded (the workflow changed), the
-run fails instead of diverging. ``DurableToolset`` runs each tool call as a step named
+run fails instead of diverging. ``DurableTools`` runs each tool call as a step named
 after the tool, numbered ``<model step>.<call>``.
 """
 
@@ -19,18 +19,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic_ai import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, ToolCallPart
-from pydantic_ai.exceptions import ModelRetry
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.capabilities.abstract import ValidatedToolArgs, WrapToolExecuteHandler
+from pydantic_ai.exceptions import ModelRetry, ToolRetryError
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
-from pydantic_ai.tools import RunContext
-from pydantic_ai.toolsets import AbstractToolset, WrapperToolset
-from pydantic_ai.toolsets.abstract import ToolsetTool
+from pydantic_ai.tools import RunContext, ToolDefinition
 
 from ..context import Context
 from ..errors import WorkflowError
 from ..values import to_json
 from .steps import MODEL_STEP, Work, tool_step
+from .streaming import streamed, wants_stream
 
 _VOLATILE = frozenset({"timestamp", "run_id", "conversation_id"})
 
@@ -76,7 +77,7 @@ class AgentTurn:
 
     async def model_step(
         self,
-        call: Callable[[], Awaitable[ModelResponse]],
+        call: Callable[[Context], Awaitable[ModelResponse]],
         messages: list[ModelMessage],
         parameters: ModelRequestParameters,
     ) -> ModelResponse:
@@ -86,8 +87,8 @@ class AgentTurn:
 
         live: list[ModelResponse] = []
 
-        async def run() -> dict[str, Any]:
-            response = await call()
+        async def run(step: Context) -> dict[str, Any]:
+            response = await call(step)
             live.append(response)
             return {"request": request, "response": dump_message(response), "fingerprint": asked}
 
@@ -114,16 +115,21 @@ class AgentTurn:
             number = len(self.tool_calls) + 1
             self.tool_calls[call_id or f"#{number}"] = number
 
-        async def run() -> dict[str, Any]:
+        asked_again: list[ToolRetryError] = []
+
+        async def run(step: Context) -> dict[str, Any]:
             try:
                 result = await call()
-            except ModelRetry as retry:  # the model is asked to try again: a result, not a failure
-                return {"retry": retry.message}
+            except ToolRetryError as retry:  # the model is asked to try again: a result, not a failure
+                asked_again.append(retry)
+                return {"retry": str(retry.tool_retry.content)}
             return {"result": to_json(result, f"The result of tool {name}")}
 
         recorded = await self.ctx.run_node(tool_step(name), Work(run), run_id=f"{self.steps}.{number}")
         if "retry" in recorded:
-            raise ModelRetry(recorded["retry"])
+            if asked_again:
+                raise asked_again[0]  # as pydantic-ai made it (its retry budget counted once)
+            raise ModelRetry(recorded["retry"])  # replayed: pydantic-ai counts and wraps it
         return recorded["result"]
 
 
@@ -154,24 +160,27 @@ class DurableModel(WrapperModel):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
-        async def call() -> ModelResponse:
+        async def call(step: Context) -> ModelResponse:
+            if wants_stream(self.wrapped, step):
+                return await streamed(self.wrapped, step, messages, model_settings, model_request_parameters)
             return await self.wrapped.request(messages, model_settings, model_request_parameters)
 
         return await current_turn().model_step(call, messages, model_request_parameters)
 
 
-@dataclass
-class DurableToolset(WrapperToolset[Any]):
-    """Runs every tool call of the wrapped toolset as a recorded step."""
+class DurableTools(AbstractCapability[Any]):
+    """Runs every tool call of the agent as a recorded step (a capability: the agent's own toolset stays its fast path)."""
 
-    async def call_tool(
-        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: ValidatedToolArgs,
+        handler: WrapToolExecuteHandler,
     ) -> Any:
-        async def call() -> Any:
-            return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+        async def execute() -> Any:
+            return await handler(args)
 
-        return await current_turn().tool_step(name, ctx.tool_call_id, call)
-
-
-def durable_toolset(toolset: AbstractToolset[Any]) -> DurableToolset:
-    return DurableToolset(toolset)
+        return await current_turn().tool_step(call.tool_name, call.tool_call_id, execute)

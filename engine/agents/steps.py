@@ -18,9 +18,9 @@ from ..nodes import BaseNode
 
 @dataclass(frozen=True, slots=True)
 class Work:
-    """What a step does when it really runs: ``call()`` returns the JSON to record."""
+    """What a step does when it really runs: ``call(ctx)`` (the step's context) returns the JSON to record."""
 
-    call: Callable[[], Awaitable[Any]]
+    call: Callable[[Context], Awaitable[Any]]
 
 
 class Step(BaseNode):
@@ -28,7 +28,7 @@ class Step(BaseNode):
 
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
         assert isinstance(node_input, Work)
-        ctx.output = await node_input.call()
+        ctx.output = await node_input.call(ctx)
         return
         yield  # pragma: no cover
 

@@ -16,7 +16,6 @@ from pydantic import BaseModel
 from engine import (
     BaseNode,
     Context,
-    Event,
     FunctionNode,
     InMemoryEventStore,
     RequestInput,
@@ -24,6 +23,8 @@ from engine import (
     Workflow,
     node,
 )
+from tests.engine import seed_003_flows
+from tests.engine.seed_003_flows import CityTime, city_time_function
 
 
 def runs(log: Any, path: str) -> int:
@@ -145,31 +146,16 @@ async def test_workflows(store: InMemoryEventStore, read_log: Any) -> None:
 
 
 async def test_data_handling_editorial_workflow(store: InMemoryEventStore, read_log: Any) -> None:
-    """Run editorial_workflow.
+    """Run editorial_workflow (``seed_003_flows.editorial``).
 
     Adaptation: draft_agent, an LLM agent, is a function node.
-    Defined here: format_function_node, which the seed uses without defining.
     """
 
     @node
     def draft_agent(node_input: str) -> str:
         return f"draft about {node_input}"
 
-    @node
-    def format_function_node(node_input: str) -> str:
-        return node_input.title()
-
-    @node(rerun_on_resume=True)
-    async def editorial_workflow(ctx: Context, user_request: str):
-        # Agent Node generates output
-        raw_draft = await ctx.run_node(draft_agent, user_request)
-
-        # Function Node formats text
-        formatted_text = await ctx.run_node(format_function_node, raw_draft)
-
-        return formatted_text
-
-    runner = Runner(Workflow(name="wf", edges=[("START", editorial_workflow)]), store=store)
+    runner = Runner(seed_003_flows.editorial(draft_agent), store=store)
     result = await runner.run("otters")
 
     assert result.output == "Draft About Otters"
@@ -178,37 +164,17 @@ async def test_data_handling_editorial_workflow(store: InMemoryEventStore, read_
     assert runs(log, "wf@1/editorial_workflow@1/format_function_node@1") == 1
 
 
-class CityTime(BaseModel):
-    time_info: str  # time information
-    city: str  # city name
-
-
-@node
-def city_time_function(city: str):
-    """Simulate returning the current time in a specified city."""
-    return CityTime(time_info="10:10 AM", city=city)
-
-
 @node
 def city_report_agent(node_input: CityTime) -> str:
     return f"It is {node_input.time_info} in {node_input.city}."
 
 
 async def test_data_handling_city_workflow_with_schemas(store: InMemoryEventStore, read_log: Any) -> None:
-    """Run city_workflow with the CityTime schema.
+    """Run city_workflow with the CityTime schema (``seed_003_flows.city_report``).
 
     Adaptation: city_report_agent, an LLM agent with input_schema=CityTime, is a function node taking CityTime.
-    Adaptation: city_workflow calls run_node, so it is declared with rerun_on_resume=True.
     """
-
-    @node(rerun_on_resume=True)  # workflow node
-    async def city_workflow(ctx: Context):
-        city_time = await ctx.run_node(city_time_function, "Paris")
-        report_text = await ctx.run_node(city_report_agent, city_time)
-
-        return report_text
-
-    runner = Runner(Workflow(name="wf", edges=[("START", city_workflow)]), store=store)
+    runner = Runner(seed_003_flows.city_report(city_report_agent), store=store)
     result = await runner.run()
 
     assert result.output == "It is 10:10 AM in Paris."
@@ -260,53 +226,26 @@ async def test_sequence_route(store: InMemoryEventStore, read_log: Any) -> None:
 # -- Workflow routes: loop ----------------------------------------------------------------------
 
 
-class Response(BaseModel):
-    findings: str = ""
+@node(name="generator_agent")
+def coder_agent(node_input: str) -> str:
+    return f"# {node_input}\nimport os\nprint('hi')"
 
 
-def loop_workflow(findings_for: Any) -> Workflow:
-    @node(name="generator_agent")
-    def coder_agent(node_input: str) -> str:
-        return f"# {node_input}\nimport os\nprint('hi')"
-
-    @node(name="lint_reviewer")
-    async def compile_lint_check(ctx: Context, code: str):
-        # Simulate API call or lint check
-        return Response(findings=findings_for(code))
-
-    @node(name="fixer_agent")
-    def fixer_agent(node_input: dict[str, str]) -> str:
-        return (
-            node_input["code"].replace("import os\n", "", 1)
-            if "import os" in node_input["code"]
-            else node_input["code"] + "\n# fixed"
-        )
-
-    @node(rerun_on_resume=True)  # workflow node
-    async def code_workflow(ctx: Context, user_request: str):
-        code = await ctx.run_node(coder_agent, user_request)
-        check_resp = await ctx.run_node(compile_lint_check, code)
-
-        while check_resp.findings:
-            yield Event(state={"code": code, "findings": check_resp.findings})
-            code = await ctx.run_node(fixer_agent, {"code": code, "findings": check_resp.findings})
-
-            check_resp = await ctx.run_node(compile_lint_check, code)
-
-        yield code
-
-    return Workflow(name="wf", edges=[("START", code_workflow)])
+@node(name="fixer_agent")
+def fixer_agent(node_input: dict[str, str]) -> str:
+    return (
+        node_input["code"].replace("import os\n", "", 1)
+        if "import os" in node_input["code"]
+        else node_input["code"] + "\n# fixed"
+    )
 
 
 async def test_loop_route_without_findings(store: InMemoryEventStore, read_log: Any) -> None:
-    """Run code_workflow with the seed's lint check, which never finds anything.
+    """Run code_workflow (``seed_003_flows.code_loop``) with the seed's lint check, which never finds anything.
 
     Adaptation: coder_agent and fixer_agent, LLM agents, are function nodes.
-    Adaptation: compile_lint_check returns a pydantic model instead of a local class.
-    Adaptation: code_workflow yields its final value instead of returning it (an async generator cannot return a value).
-    Adaptation: code_workflow is declared with rerun_on_resume=True like every run_node caller.
     """
-    runner = Runner(loop_workflow(lambda code: ""), store=store)
+    runner = Runner(seed_003_flows.code_loop(coder_agent, fixer_agent, lambda code: ""), store=store)
     result = await runner.run("say hi")
 
     assert result.output == "# say hi\nimport os\nprint('hi')"
@@ -324,17 +263,10 @@ async def test_loop_route_fixes_until_the_lint_check_is_clean(
     """Run code_workflow with a simulated lint check that finds two problems, one per round.
 
     Adaptation: coder_agent and fixer_agent, LLM agents, are function nodes.
-    Adaptation: compile_lint_check returns a pydantic model instead of a local class.
-    Adaptation: code_workflow yields its final value instead of returning it (an async generator cannot return a value).
-    Adaptation: code_workflow is declared with rerun_on_resume=True like every run_node caller.
     """
-
-    def findings_for(code: str) -> str:
-        if "import os" in code:
-            return "unused import os"
-        return "" if "# fixed" in code else "no trailing comment"
-
-    runner = Runner(loop_workflow(findings_for), store=store)
+    runner = Runner(
+        seed_003_flows.code_loop(coder_agent, fixer_agent, seed_003_flows.two_findings), store=store
+    )
     result = await runner.run("say hi")
 
     assert result.output == "# say hi\nprint('hi')\n# fixed"

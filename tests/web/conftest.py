@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -91,3 +91,12 @@ def advance(db: None) -> Callable[[str, str], None]:
 def pending(session_id: str | None = None) -> list[Interrupt]:
     rows = Interrupt.objects.filter(status=InterruptStatus.PENDING).order_by("pk")
     return list(rows.filter(session_id=session_id) if session_id else rows)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium for one module's browser tests (``test_browser.launched_chromium``)."""
+    from tests.web.test_browser import launched_chromium  # playwright only where a browser is used
+
+    with launched_chromium() as launched:
+        yield launched

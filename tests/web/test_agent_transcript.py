@@ -87,3 +87,18 @@ def test_live_updates_carry_the_transcript(operator, start_run) -> None:
     update = presenter.run_update(run, operator, 0)
     assert 'id="run-transcripts" aria-labelledby="transcripts-title" hx-swap-oob="true"' in update.html
     assert "lookup_order" in update.html
+
+
+def test_a_transfer_shows_who_was_handed_the_conversation(
+    operator_client: Client, start_run, settings
+) -> None:
+    settings.WFAPP_WORKFLOWS = [*settings.WFAPP_WORKFLOWS, "tests.web.flows:transfer"]
+    run = start_run("web_transfer", "my invoice")
+    assert Session.objects.get(pk=run).status == "completed"
+
+    html = operator_client.get(reverse("run", args=[run])).content.decode()
+    section = html[html.index('id="run-transcripts"') :]
+    billing = section[section.index('aria-label="Transcript of billing"') :]
+    assert "Handed the conversation to desk" in billing
+    assert "messages" not in billing  # the recorded transfer, not its raw JSON
+    assert "Back at the desk: it was not about money." in section

@@ -149,12 +149,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield live
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with launched_chromium() as launched:
-        yield launched
-
-
 def login(browser: Browser, server: Server, username: str, scheme: str = "light") -> BrowserContext:
     context = browser.new_context(
         base_url=server.url, color_scheme=scheme, viewport={"width": 1280, "height": 900}

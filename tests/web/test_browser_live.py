@@ -13,19 +13,13 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Route, expect
 
-from tests.web.test_browser import SHOTS, Server, item, launched_chromium, login, open_page, serving
+from tests.web.test_browser import SHOTS, Server, item, login, open_page, serving
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with serving(tmp_path_factory.mktemp("browser-live"), "tests.web.flows:wide_fanout") as live:
         yield live
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with launched_chromium() as launched:
-        yield launched
 
 
 def test_run_page_cards_close_live_when_answered_elsewhere_and_cancelled(

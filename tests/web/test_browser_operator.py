@@ -213,7 +213,7 @@ def test_who_cancelled_shows_in_the_header_the_timeline_and_the_runs_list(
     expect(page.locator("#run-head h1")).to_contain_text("cancelled by piet")
     expect(page.locator("#timeline")).to_contain_text("Run cancelled by piet")
     expect(page.locator("#timeline")).to_contain_text("Run started by olga")
-    expect(page.locator("#run-result")).to_contain_text("This run was cancelled by piet.")
+    expect(page.locator("#run-result")).to_contain_text("Cancelled by piet")
     row = runs.locator(f"#run-row-{run}")
     expect(row).to_contain_text("cancelled by piet")  # live, on olga's open list
     expect(row.locator('td[data-label="By"]')).to_have_text("olga")

@@ -12,19 +12,13 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.web.test_browser import Server, launched_chromium, login, open_page, serving
+from tests.web.test_browser import Server, login, open_page, serving
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with serving(tmp_path_factory.mktemp("browser-runs"), "tests.web.flows:locked_ledger") as live:
         yield live
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with launched_chromium() as launched:
-        yield launched
 
 
 def test_a_failed_run_is_retried_from_its_page(browser: Browser, server: Server, tmp_path: Path) -> None:

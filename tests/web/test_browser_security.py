@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, expect
 
-from tests.web.test_browser import TIMEOUT, Server, item, launched_chromium, login, open_page, serving
+from tests.web.test_browser import TIMEOUT, Server, item, login, open_page, serving
 
 # Collects the page's CSP violation reports (an init script runs before the page's own scripts).
 WATCH_VIOLATIONS = """
@@ -34,12 +34,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             "from django.contrib.auth.models import User; User.objects.create_superuser('root', '', 'pw-root')",
         )
         yield live
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with launched_chromium() as launched:
-        yield launched
 
 
 class Console:

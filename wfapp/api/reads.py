@@ -8,7 +8,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from wfapp.models import InterruptStatus
 from wfapp.web import queries
 
 from . import schemas
@@ -76,17 +75,6 @@ def question_document(user: Any, pk: int) -> tuple[dict[str, Any], str, str]:
     return schemas.question(row), row.session_id, row.interrupt_id
 
 
-def answered(user: Any, pk: int) -> tuple[dict[str, Any], int]:
-    row = queries.visible_interrupt(user, pk)
-    if row is None:
-        raise Problem("not-found", f"No question {pk}.")
-    return schemas.question(row), int(row.answer_seq or 0)
-
-
-def is_pending(status: str) -> bool:
-    return status == InterruptStatus.PENDING
-
-
 def stream_batch(session_id: str, after: int) -> tuple[list[dict[str, Any]], str, int]:
     """Events after ``after`` (one batch), and the run's status and last seq read just before."""
     session = queries.get_run(session_id)
@@ -94,22 +82,3 @@ def stream_batch(session_id: str, after: int) -> tuple[list[dict[str, Any]], str
         return [], "cancelled", after
     rows = queries.events_after(session_id, after)
     return [schemas.event(row) for row in rows], session.status, session.last_seq
-
-
-def pending_questions(
-    user: Any, workflow: str, q: str, session_id: str | None = None
-) -> list[dict[str, Any]]:
-    """Pending questions ``user`` may answer that match the inbox filters, oldest first."""
-    rows = queries.answerable(user).filter(status=InterruptStatus.PENDING)
-    if workflow:
-        rows = rows.filter(workflow=workflow)
-    if q:
-        rows = rows.filter(message__icontains=q)
-    if session_id is not None:
-        rows = rows.filter(session_id=session_id)
-    return [schemas.question(row) for row in rows.order_by("created_at", "id")]
-
-
-def questions_by_id(user: Any, pks: list[int]) -> list[dict[str, Any]]:
-    rows = queries.answerable(user).filter(pk__in=pks).order_by("created_at", "id")
-    return [schemas.question(row) for row in rows]

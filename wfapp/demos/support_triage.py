@@ -12,19 +12,22 @@ string (``openai:gpt-5-mini``, ``anthropic:claude-sonnet-4-5``, ``google:gemini-
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
+from collections.abc import AsyncIterator
 from typing import Any
 
 from pydantic import BaseModel, Field
 from pydantic_ai import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models import Model
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from engine import START, LlmAgent, Workflow, node, tool
 
 SCRIPTED = "scripted model"
+WORD_PAUSE = 0.03  # seconds between the scripted model's words as it streams
 
 ORDERS: dict[str, dict[str, Any]] = {
     "A100": {"customer": "Ada", "item": "kettle", "total": 39.0, "status": "delivered damaged"},
@@ -75,9 +78,21 @@ def _scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     return ModelResponse(parts=[TextPart(f"Good news: {said} We are sorry about the damage.")])
 
 
+async def _streamed(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+    """The scripted answers as a model streams them: text a word at a time, so the run page shows it arrive."""
+    for number, part in enumerate(_scripted(messages, info).parts):
+        if isinstance(part, ToolCallPart):
+            yield {number: DeltaToolCall(name=part.tool_name, json_args=part.args_as_json_str())}
+        elif isinstance(part, TextPart):
+            for word in re.findall(r"\S+\s*", part.content):
+                await asyncio.sleep(WORD_PAUSE)
+                yield word
+
+
 def support_model() -> Model | str:
-    """The model from ``WFAPP_AGENT_MODEL``, or the scripted one."""
-    return os.environ.get("WFAPP_AGENT_MODEL") or FunctionModel(_scripted, model_name=SCRIPTED)
+    """The model from ``WFAPP_AGENT_MODEL``, or the scripted one (streamed when someone watches)."""
+    scripted = FunctionModel(_scripted, stream_function=_streamed, model_name=SCRIPTED)
+    return os.environ.get("WFAPP_AGENT_MODEL") or scripted
 
 
 support_agent = LlmAgent(

@@ -119,6 +119,8 @@ WFAPP_LEASE_SECONDS = float(os.environ.get("WFAPP_LEASE_SECONDS", "30"))
 WFAPP_SWEEP_SECONDS = float(os.environ.get("WFAPP_SWEEP_SECONDS", "5"))
 # Answers and start inputs larger than this (in bytes of JSON) are refused before parsing.
 WFAPP_MAX_ANSWER_BYTES = int(os.environ.get("WFAPP_MAX_ANSWER_BYTES", str(64 * 1024)))
+# How long the API remembers an Idempotency-Key's first result (the sweeps purge older ones).
+WFAPP_IDEMPOTENCY_HOURS = float(os.environ.get("WFAPP_IDEMPOTENCY_HOURS", "24"))
 # How deep any value written to the event log may nest (at most 190: the log's readers refuse deeper).
 WFAPP_MAX_JSON_DEPTH = int(os.environ.get("WFAPP_MAX_JSON_DEPTH", "64"))
 

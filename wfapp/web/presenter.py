@@ -7,6 +7,7 @@ Fragments are autoescaped templates; only our own SVG is marked safe.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -20,13 +21,15 @@ from wfapp import permissions
 from wfapp.models import Event as EventRow
 from wfapp.models import Interrupt, InterruptStatus, RunStatus, Session
 from wfapp.permissions import can_answer
-from wfapp.registry import all_versions, all_workflows
+from wfapp.registry import all_workflows, drawable_workflow
 from wfapp.schema_forms.form import SchemaForm, bulk_decision
 from wfapp.web import counts, queries
+from wfapp.web.failure_cards import FailureCard, failure_cards
 from wfapp.web.graph.svg import render_graph
 from wfapp.web.readable import Row, answer_summary, pretty, preview, rows
 from wfapp.web.run_state import Entry, describe_event, fold_state, node_statuses
-from wfapp.web.transcripts import transcripts
+from wfapp.web.state_diff import Comparison
+from wfapp.web.transcripts import model_steps, transcripts
 
 RUN_GRAPH_ID = "run-graph-svg"
 # Every way a question closes without an answer.
@@ -202,9 +205,7 @@ def run_graph(
 ) -> SafeString:
     """The run's graph with every node's live status (the SVG escapes all text itself)."""
     # The graph of the run's own version; the newest when that one is not registered here.
-    workflow = all_versions().get(session.workflow, {}).get(session.version) or all_workflows().get(
-        session.workflow
-    )
+    workflow = drawable_workflow(session.workflow, session.version)
     if workflow is None:
         return mark_safe("")
     statuses, children = node_statuses(queries.status_rows(session.pk) if status is None else status)
@@ -235,11 +236,28 @@ def with_actors(runs: list[Session]) -> list[Session]:
     return runs
 
 
+def cancelled_by(session: Session) -> dict[str, str]:
+    """Who cancelled the run and why, from its last status event (nothing unless cancelled)."""
+    if session.status != RunStatus.CANCELLED:
+        return {}
+    row = (
+        EventRow.objects.filter(session_id=session.pk, kind="status")
+        .order_by("-seq")
+        .values("author", "data__message")
+        .first()
+    )
+    if row is None:
+        return {}
+    reason = row["data__message"]
+    return {"by": row["author"] or "", "reason": reason if isinstance(reason, str) else ""}
+
+
 def result_context(session: Session, user: Any) -> dict[str, Any]:
     """The run's status-dependent parts: actions (those `user` may take), state, output, input."""
     with_actors([session])
     state = fold_state(queries.state_deltas(session.pk))
     return {
+        "cancelled": cancelled_by(session),
         "run": session,
         "state": state,
         "state_text": pretty(state),
@@ -252,9 +270,21 @@ def result_context(session: Session, user: Any) -> dict[str, Any]:
     }
 
 
-def run_context(session: Session, user: Any, expanded: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """Everything the run page shows; a fixed number of queries whatever the log's length."""
-    latest = queries.events_before(session.pk, None)
+def run_context(
+    session: Session,
+    user: Any,
+    expanded: frozenset[str] = frozenset(),
+    compare: Comparison | None = None,
+    failures: list[FailureCard] | None = None,
+    latest: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Everything the run page shows; a fixed number of queries whatever the log's length.
+
+    ``latest``: the latest events, read *before* ``session`` (a row read after the events is at
+    least as new as they are, so a page never shows a run's last events under a head that still
+    says "running" while its socket, starting after them, has nothing left to send)."""
+    if latest is None:
+        latest = queries.events_before(session.pk, None)
     older = latest[0]["seq"] if latest and latest[0]["seq"] > 1 else None
     last_seq = latest[-1]["seq"] if latest else 0
     status = queries.status_rows(session.pk)  # read once: the graph and the transcripts use it
@@ -266,7 +296,14 @@ def run_context(session: Session, user: Any, expanded: frozenset[str] = frozense
         "older_before": older,
         "last_seq": last_seq,
         "transcripts": transcripts(session.pk, status),
+        "failures": _failures(session, status) if failures is None else failures,
+        "compare": compare or Comparison(),
     }
+
+
+def _failures(session: Session, status: list[tuple[str, str]]) -> list[FailureCard]:
+    """The failure cards; no query for a run none of whose nodes ever failed (``status`` says)."""
+    return failure_cards(session) if any(kind == "error" for kind, _ in status) else []
 
 
 # -- live fragments -------------------------------------------------------------------------------
@@ -285,6 +322,8 @@ class RunUpdate:
     last_seq: int
     opened: set[int] = field(default_factory=set)
     closed: set[int] = field(default_factory=set)
+    streaming: set[str] | None = None  # model steps given a live line (when the transcripts were rendered)
+    finished: set[str] = field(default_factory=set)  # model steps recorded in this update
 
 
 def run_update(
@@ -294,11 +333,13 @@ def run_update(
     showing: set[int] | None = None,
     expanded: frozenset[str] = frozenset(),
     limit: int | None = None,
+    live: Mapping[str, str] | None = None,
 ) -> RunUpdate:
     """Fragments bringing a run page from seq `after` to now (at most `limit` events).
 
     `showing` are the question cards the page shows as open: any of them no longer pending
     closes, whatever closed it (an answer, a cancellation, a withdrawal, a question asked again).
+    `live` is the text models streamed to this page so far, by model step (`live.model_text`).
     """
     # Events first, the run's row after them: a row read later is at least as new as the last
     # event read, so a batch ending the run never renders a head that still says "running".
@@ -336,13 +377,26 @@ def run_update(
         update.closed = {row.pk for row in closed}
     if kinds & {"started", "completed", "interrupt", "answer", "error"}:
         # The agents' conversations, when they moved (no query for a run without agents).
-        context["transcripts"] = transcripts(session_id, status)
+        shown = transcripts(session_id, status, live)
+        context["transcripts"] = shown
         context["transcripts_changed"] = True
-    if kinds & {"status", "state", "output", "completed"}:
+        update.streaming = {t.thinking for t in shown if t.thinking}
+        update.finished = model_steps([r["node_path"] for r in rows if r["kind"] in ("completed", "error")])
+    if kinds & {"status", "state", "output", "completed", "retry"}:
         context.update(result_context(session, user))
         context["result_changed"] = True
+    if kinds & {"status", "error", "retry"}:
+        context["failures"] = _failures(session, status or queries.status_rows(session.pk))
+        context["failures_changed"] = True
     update.html = render_to_string("wfapp/live.html#run_update", context)
     return update
+
+
+def transcripts_fragment(session_id: str, live: Mapping[str, str]) -> tuple[str, set[str]]:
+    """The run's transcripts with the text streamed so far, and the model steps given a live line."""
+    shown = transcripts(session_id, None, live)
+    html = render_to_string("wfapp/transcript.html#list", {"transcripts": shown, "oob": True})
+    return html, {t.thinking for t in shown if t.thinking}
 
 
 def inbox_update(

@@ -144,10 +144,22 @@ def describe_event(
         return Entry(
             seq, timestamp, kind, node_path, "Error", preview(text, 300), text if len(text) > 300 else ""
         )
+    if kind == "retry":
+        edited = "input" in data
+        title = f"Retried by {author}" if author else "Retried"
+        detail = "with an edited input" if edited else ""
+        reason = data.get("message")
+        if isinstance(reason, str) and reason:
+            detail = f"{detail} · {reason}" if detail else reason
+        whole = pretty(data["input"]) if edited else ""
+        return Entry(seq, timestamp, kind, node_path, title, preview(detail), whole, author)
     if kind == "status":
-        status = str(data.get("status", "changed"))
-        if status == "cancelled" and author not in ("", ANONYMOUS_ACTOR):
-            return Entry(seq, timestamp, kind, node_path, f"Run cancelled by {author}", actor=author)
+        status = data.get("status", "changed")
+        if status == "cancelled":
+            reason = data.get("message")
+            title = f"Run cancelled by {author}" if author not in ("", ANONYMOUS_ACTOR) else "Run cancelled"
+            detail = preview(reason, 300) if isinstance(reason, str) else ""
+            return Entry(seq, timestamp, kind, node_path, title, detail, actor=author)
         return Entry(seq, timestamp, kind, node_path, f"Run {status}")
     parts = []
     if "output" in data:

@@ -29,7 +29,7 @@ class Line:
     """One entry of a transcript."""
 
     seq: int
-    role: str  # instruction, user, assistant, call, result, retry, approval, answer, output, error
+    role: str  # instruction, user, assistant, call, result, retry, approval, answer, output, transfer, error
     text: str
     detail: str = ""  # arguments or a result as JSON
     who: str = ""
@@ -47,10 +47,17 @@ class Transcript:
     output_tokens: int = 0
     status: str = "running"  # running, thinking, waiting, completed, failed
     instruction: str = ""
+    thinking: str = ""  # the path of the model step in flight ("" when none)
+    live: str = ""  # that step's text so far, as it streamed to this page (never stored)
 
     @property
     def dom_id(self) -> str:
-        return "transcript-" + re.sub(r"[^A-Za-z0-9_-]", "-", self.path)
+        return dom_id(self.path)
+
+
+def dom_id(path: str) -> str:
+    """The HTML id of an agent execution's transcript."""
+    return "transcript-" + re.sub(r"[^A-Za-z0-9_-]", "-", path)
 
 
 def _json(value: Any) -> str:
@@ -75,7 +82,7 @@ class _Reader:
         t = self.transcript
         if path == t.path:
             if kind == "completed" and "output" in data:
-                t.lines.append(Line(seq, "output", _text(data["output"])))
+                t.lines.append(_output_line(seq, data["output"]))
                 t.status = "completed"
             elif kind == "error":
                 t.lines.append(Line(seq, "error", _error(data)))
@@ -86,12 +93,13 @@ class _Reader:
         child = path[len(t.path) + 1 :]
         if child.startswith("model@"):
             if kind == "started":
-                t.status = "thinking"
+                t.status, t.thinking = "thinking", path
             elif kind == "completed":
                 self._model_step(seq, data.get("output") or {})
-                t.status = "running"
+                t.status, t.thinking = "running", ""
             elif kind == "error":
                 t.lines.append(Line(seq, "error", _error(data)))
+                t.thinking = ""
         elif child.startswith("approval@"):
             self._approval(seq, kind, data, event["author"])
         elif child.startswith("reply@"):
@@ -183,9 +191,21 @@ class _Reader:
             t.status = "running"
 
 
+def _output_line(seq: int, output: Any) -> Line:
+    """An agent's output; an agent that handed the conversation on (``engine.agents.Transfer``) says to whom."""
+    if isinstance(output, dict) and set(output) == {"transfer_to_agent", "messages"}:
+        return Line(seq, "transfer", f"Handed the conversation to {output['transfer_to_agent']}")
+    return Line(seq, "output", _text(output))
+
+
 def _error(data: dict[str, Any]) -> str:
     error = data.get("error") or {}
     return preview(f"{error.get('type', 'Error')}: {error.get('message', '')}", 500)
+
+
+def model_steps(paths: list[str]) -> set[str]:
+    """The model steps among ``paths``."""
+    return {path for path in paths if _MODEL_STEP_PATH.search(path)}
 
 
 def agent_paths(status: list[tuple[str, str]]) -> list[str]:
@@ -201,8 +221,15 @@ def agent_paths(status: list[tuple[str, str]]) -> list[str]:
     return list(seen)
 
 
-def transcripts(session_id: str, status: list[tuple[str, str]] | None = None) -> list[Transcript]:
-    """Every agent's transcript in a run: one query, none for a run without agents."""
+def transcripts(
+    session_id: str,
+    status: list[tuple[str, str]] | None = None,
+    live: Mapping[str, str] | None = None,
+) -> list[Transcript]:
+    """Every agent's transcript in a run: one query, none for a run without agents.
+
+    ``live`` is the text models streamed so far, by model step path (what a page's socket heard).
+    """
     paths = agent_paths(queries.status_rows(session_id) if status is None else status)
     if not paths:
         return []
@@ -223,4 +250,7 @@ def transcripts(session_id: str, status: list[tuple[str, str]] | None = None) ->
         reader = readers.get(owner)
         if reader is not None and node_path.count("/") <= depth[owner] + 1:
             reader.add(event)
-    return [reader.transcript for reader in readers.values()]
+    found = [reader.transcript for reader in readers.values()]
+    for transcript in found:
+        transcript.live = (live or {}).get(transcript.thinking, "") if transcript.thinking else ""
+    return found

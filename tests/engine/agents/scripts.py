@@ -1,12 +1,13 @@
-"""Scripted models for agent tests: a ``FunctionModel`` that plays given turns and counts calls."""
+"""Scripted models for agent tests: ``FunctionModel``s that play given turns (whole or streamed) and count calls."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from pydantic_ai import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 Turn = ModelResponse | Callable[[list[ModelMessage], AgentInfo], ModelResponse]
 
@@ -51,3 +52,33 @@ class Script:
 def part_texts(parts: list[Any]) -> list[str]:
     """Each part's content as text (tool returns, user prompts, retry notes)."""
     return [str(getattr(part, "content", "")) for part in parts]
+
+
+class StreamScript:
+    """A model that only streams: each request streams the next turn's text in the given pieces.
+
+    A turn is a list of text pieces, or a ``ToolCallPart`` dict ``{tool_name: args}``.
+    ``gate``, when set, is awaited before each piece after the first (a test holds the stream open).
+    """
+
+    def __init__(self, *turns: list[str] | dict[str, dict[str, Any]], name: str = "streaming") -> None:
+        self.turns = list(turns)
+        self.calls = 0
+        self.gate: Callable[[], Any] | None = None
+        self.model = FunctionModel(stream_function=self._stream, model_name=name)
+
+    async def _stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        self.calls += 1
+        if self.calls > len(self.turns):
+            raise AssertionError(f"the script has {len(self.turns)} turns; request {self.calls} came")
+        turn = self.turns[self.calls - 1]
+        if isinstance(turn, dict):
+            yield {
+                number: DeltaToolCall(name=name, json_args=json.dumps(args))
+                for number, (name, args) in enumerate(turn.items())
+            }
+            return
+        for number, piece in enumerate(turn):
+            if number and self.gate is not None:
+                await self.gate()
+            yield piece

@@ -204,3 +204,43 @@ async def test_no_api_key_fails_the_run_naming_the_variable(
     assert result.status == "failed"
     assert result.error_type == "ModelSetupError"
     assert "OPENAI_API_KEY" in (result.error or "") and "real" in (result.error or "")
+
+
+async def test_a_tool_asking_the_model_to_retry_is_recorded_and_replayed(
+    store: InMemoryEventStore, read_log: Any
+) -> None:
+    from pydantic_ai import ModelRetry
+
+    from engine import tool
+
+    looked: list[str] = []
+
+    def find(order_id: str) -> str:
+        """Find an order."""
+        looked.append(order_id)
+        if not order_id.startswith("B"):
+            raise ModelRetry(f"there is no order {order_id}; ids start with B")
+        return f"{order_id}: shipped"
+
+    @tool(requires_approval=True)
+    def notify(text: str) -> str:
+        """Tell the customer."""
+        return "told"
+
+    script = Script(
+        call("find", {"order_id": "A1"}),
+        call("find", {"order_id": "B1"}),
+        call("notify", {"text": "shipped"}),
+        text("Done."),
+    )
+    agent = LlmAgent(name="clerk", model=script.model, tools=[find, notify])
+    runner = Runner(Workflow(name="wf", edges=[(START, agent)]), store=store)
+    waiting = await runner.run("where is A1?")
+
+    assert "ids start with B" in " ".join(part_texts(script.last_parts(2)))  # the model was told
+    log = await read_log(runner, waiting.session_id)
+    assert log.outputs()["wf@1/clerk@1/find@1.1"] == {"retry": "there is no order A1; ids start with B"}
+    done = await runner.resume(waiting.session_id, {waiting.interrupts[0].id: {"approved": True}})
+    assert done.output == "Done."
+    assert looked == ["A1", "B1"]  # replayed: the recorded retry and result, not new calls
+    assert script.calls == 4

@@ -1,7 +1,8 @@
-"""Seed 003's agent examples, with real ``LlmAgent`` nodes on scripted models.
+"""Seed 003's agent examples (``tests/engine/seed_003_flows.py``) with real ``LlmAgent`` nodes.
 
-The examples keep their shape; each docstring lists the adaptations. The seeds' model
-``"gemini-flash-latest"`` is swapped for a scripted ``FunctionModel`` (no network).
+The workflows are the ones ``test_seed_003.py`` runs with function nodes in the agents' place;
+here the agents are ``LlmAgent``s whose model, the seeds' ``"gemini-flash-latest"``, is swapped
+for a scripted ``FunctionModel`` (no network).
 """
 
 from __future__ import annotations
@@ -10,36 +11,19 @@ import json
 import re
 from typing import Any
 
-from pydantic import BaseModel
-
-from engine import Agent, Context, Event, InMemoryEventStore, LlmAgent, Runner, Workflow, node
+from engine import Agent, Context, InMemoryEventStore, LlmAgent, Runner, Workflow, node
+from tests.engine import seed_003_flows
+from tests.engine.seed_003_flows import CityTime
 
 from .scripts import Script, text
 
 
 async def test_editorial_workflow(store: InMemoryEventStore, read_log: Any) -> None:
-    """editorial_workflow: draft_agent is an LlmAgent; the function node formats its draft.
-
-    Defined here: format_function_node, which the seed uses without defining.
-    """
+    """editorial_workflow (``seed_003_flows.editorial``): draft_agent is an LlmAgent."""
     script = Script(lambda messages, info: text(f"draft about {messages[-1].parts[-1].content}"))
     draft_agent = LlmAgent(name="draft_agent", model=script.model, instruction="Write a short draft.")
 
-    @node
-    def format_function_node(node_input: str) -> str:
-        return node_input.title()
-
-    @node(rerun_on_resume=True)
-    async def editorial_workflow(ctx: Context, user_request: str):
-        # Agent Node generates output
-        raw_draft = await ctx.run_node(draft_agent, user_request)
-
-        # Function Node formats text
-        formatted_text = await ctx.run_node(format_function_node, raw_draft)
-
-        return formatted_text
-
-    runner = Runner(Workflow(name="wf", edges=[("START", editorial_workflow)]), store=store)
+    runner = Runner(seed_003_flows.editorial(draft_agent), store=store)
     result = await runner.run("otters")
 
     assert result.status == "completed", result.error
@@ -52,27 +36,13 @@ async def test_editorial_workflow(store: InMemoryEventStore, read_log: Any) -> N
     assert step["response"]["usage"]["output_tokens"] > 0  # token usage recorded per response
 
 
-class CityTime(BaseModel):
-    time_info: str  # time information
-    city: str  # city name
-
-
-@node
-def city_time_function(city: str):
-    """Simulate returning the current time in a specified city."""
-    return CityTime(time_info="10:10 AM", city=city)
-
-
 def report(messages: Any, info: Any) -> Any:
     data = json.loads(messages[-1].parts[-1].content)  # the agent's input, as JSON
     return text(f"It is {data['time_info']} in {data['city']}.")
 
 
 async def test_city_report_agent_with_input_schema(store: InMemoryEventStore, read_log: Any) -> None:
-    """city_workflow: city_report_agent is an Agent with input_schema=CityTime.
-
-    Adaptation: city_workflow calls run_node, so it is declared with rerun_on_resume=True.
-    """
+    """city_workflow (``seed_003_flows.city_report``): city_report_agent is an Agent with input_schema=CityTime."""
     script = Script(report)
     city_report_agent = Agent(
         name="city_report_agent",
@@ -81,14 +51,7 @@ async def test_city_report_agent_with_input_schema(store: InMemoryEventStore, re
         instruction="""output the data provided by the previous node.""",
     )
 
-    @node(rerun_on_resume=True)  # workflow node
-    async def city_workflow(ctx: Context):
-        city_time = await ctx.run_node(city_time_function, "Paris")
-        report_text = await ctx.run_node(city_report_agent, city_time)
-
-        return report_text
-
-    runner = Runner(Workflow(name="wf", edges=[("START", city_workflow)]), store=store)
+    runner = Runner(seed_003_flows.city_report(city_report_agent), store=store)
     result = await runner.run()
 
     assert result.output == "It is 10:10 AM in Paris."
@@ -110,32 +73,6 @@ async def test_city_report_agent_rejects_input_that_breaks_its_schema(store: InM
     assert script.calls == 0
 
 
-def code_loop(coder: LlmAgent, fixer: LlmAgent, lint: Any) -> Workflow:
-    @node(name="lint_reviewer")
-    async def compile_lint_check(ctx: Context, code: str):
-        # Simulate API call or lint check
-        return lint(code)
-
-    @node  # workflow node
-    async def code_workflow(ctx: Context, user_request: str):
-        code = await ctx.run_node(coder, user_request)
-        check_resp = await ctx.run_node(compile_lint_check, code)
-
-        while check_resp.findings:
-            yield Event(state={"code": code, "findings": check_resp.findings})
-            code = await ctx.run_node(fixer, {"code": code, "findings": check_resp.findings})
-
-            check_resp = await ctx.run_node(compile_lint_check, code)
-
-        yield code
-
-    return Workflow(name="wf", edges=[("START", node(code_workflow, rerun_on_resume=True))])
-
-
-class Response(BaseModel):
-    findings: str = ""
-
-
 def fix(messages: Any, info: Any) -> Any:
     """The scripted fixer reads the code and findings from its filled-in instruction."""
     found = re.search(
@@ -149,12 +86,7 @@ def fix(messages: Any, info: Any) -> Any:
 
 
 async def test_code_lint_fix_loop(store: InMemoryEventStore, read_log: Any) -> None:
-    """code_workflow: coder_agent and fixer_agent are LlmAgents; fixer's instruction reads {code} and {findings}.
-
-    Adaptation: compile_lint_check returns a pydantic model instead of a local class.
-    Adaptation: code_workflow yields its final value (an async generator cannot return one).
-    Adaptation: code_workflow gets rerun_on_resume=True like every run_node caller.
-    """
+    """code_workflow (``seed_003_flows.code_loop``): coder and fixer are LlmAgents; fixer's instruction reads {code} and {findings}."""
     coder_script = Script(text("# say hi\nimport os\nprint('hi')"))
     fixer_script = Script(fix, fix)
     coder_agent = LlmAgent(
@@ -171,12 +103,9 @@ async def test_code_lint_fix_loop(store: InMemoryEventStore, read_log: Any) -> N
         output_schema=str,
     )
 
-    def lint(code: str) -> Response:
-        if "import os" in code:
-            return Response(findings="unused import os")
-        return Response(findings="" if "# fixed" in code else "no trailing comment")
-
-    runner = Runner(code_loop(coder_agent, fixer_agent, lint), store=store)
+    runner = Runner(
+        seed_003_flows.code_loop(coder_agent, fixer_agent, seed_003_flows.two_findings), store=store
+    )
     result = await runner.run("say hi")
 
     assert result.status == "completed", result.error

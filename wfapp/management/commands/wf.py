@@ -63,6 +63,8 @@ class Command(BaseCommand):
             sub = actions.add_parser(name, help=text)
             sub.add_argument("run")
             sub.add_argument("--user", help=f"who does it (needs wfapp.{name}_run)")
+        actions.choices["cancel"].add_argument("--reason", default="", help="why, kept in the log")
+        actions.choices["retry"].add_argument("--node", help="the failed node to retry (its path)")
         token = actions.add_parser("token", help="personal API tokens")
         token_actions = token.add_subparsers(dest="token_action", required=True, metavar="TOKEN_ACTION")
         create = token_actions.add_parser("create", help="create a token; prints it (only this once)")
@@ -210,17 +212,20 @@ class Command(BaseCommand):
         return await sync_to_async(run_report)(options["run"])
 
     async def _cancel(self, options: dict[str, Any]) -> Any:
-        await services.cancel_run(options["run"], user=await _user(options.get("user")))
+        user = await _user(options.get("user"))
+        await services.cancel_run(options["run"], user=user, reason=options.get("reason") or "")
         return await sync_to_async(run_report)(options["run"])
 
     async def _retry(self, options: dict[str, Any]) -> Any:
         if workers_mode():
             await sync_to_async(check_workers_config)(needs_workers_mode=False)
             before = await sync_to_async(wait.settled_seq)(options["run"])
-            await services.retry_run(options["run"], user=await _user(options.get("user")))
+            user = await _user(options.get("user"))
+            await services.retry_run(options["run"], user=user, node=options.get("node"))
             await _wait(options, options["run"], before)
             return await sync_to_async(run_report)(options["run"])
-        await services.check_retry(options["run"], user=await _user(options.get("user")))
+        user = await _user(options.get("user"))
+        await services.record_retry(options["run"], user=user, node=options.get("node"))
         await _advance_here(options["run"], retry=True)
         return await sync_to_async(run_report)(options["run"])
 

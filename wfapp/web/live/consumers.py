@@ -29,6 +29,7 @@ from wfapp.doorbell import INBOX_GROUP, RUNS_GROUP, session_group
 from wfapp.web import presenter, queries
 from wfapp.web.live import frames
 from wfapp.web.live.logout import LOGGED_OUT, login_group
+from wfapp.web.live.model_text import LiveText, append_fragment
 
 logger = logging.getLogger(__name__)
 
@@ -286,6 +287,7 @@ class RunConsumer(LiveConsumer):
         self.expanded: frozenset[str] = frozenset()
         self.session_id = str(self.scope["url_route"]["kwargs"]["session_id"])
         self.last_seq = _url_position(self.scope, "after")
+        self.live = LiveText()
         return await database_sync_to_async(queries.get_run)(self.session_id) is not None
 
     def groups_for(self) -> list[str]:
@@ -314,18 +316,44 @@ class RunConsumer(LiveConsumer):
             await self.catch_up()
         await super().ring(session_id, seq)
 
+    async def wfapp_note(self, event: dict[str, Any]) -> None:
+        """A model's text as it streams (never stored): append it to the agent's live line."""
+        note, path = event.get("note"), event.get("node_path")
+        if self.gone or event.get("session_id") != self.session_id or not isinstance(path, str):
+            return
+        if not isinstance(note, dict) or note.get("kind") != "model_text":
+            return
+        offset, text = note.get("offset"), note.get("text")
+        if isinstance(offset, bool) or not isinstance(offset, int) or not isinstance(text, str):
+            return
+        piece = self.live.add(path, max(offset, 0), text)
+        if not self.greeted or piece == "":
+            return  # before the hello, the text is kept for the hello's render
+        if piece is not None:
+            await self.push(append_fragment(path, piece))
+        elif self.live.tried_at != self.last_seq:  # once per seq: the step may not be committed yet
+            self.live.tried_at = self.last_seq
+            html, streaming = await database_sync_to_async(presenter.transcripts_fragment)(
+                self.session_id, self.live.texts
+            )
+            self.live.rendered(streaming)
+            await self.push(html)
+
     async def catch_up(self) -> None:
         batch = queries.LIVE_BATCH
         while not self.gone:
             before = self.last_seq
             update = await database_sync_to_async(presenter.run_update)(
-                self.session_id, self.user, before, self.showing, self.expanded, batch
+                self.session_id, self.user, before, self.showing, self.expanded, batch, self.live.texts
             )
             if batch > 1 and _too_large(update.html):
                 batch //= 2  # a long backlog of large events: the same events, in smaller messages
                 continue
             self.last_seq = update.last_seq
             self.showing = (self.showing | update.opened) - update.closed
+            self.live.finished(update.finished)
+            if update.streaming is not None:
+                self.live.rendered(update.streaming)
             await self.push(update.html)
             if self.last_seq - before < batch:
                 return

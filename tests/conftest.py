@@ -1,4 +1,4 @@
-"""Agent tests never reach a real model: pydantic-ai refuses any request but its test models'."""
+"""The whole suite runs offline: pydantic-ai refuses any model request but its test models' (ALLOW_MODEL_REQUESTS)."""
 
 from __future__ import annotations
 
