@@ -11,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh, push_url
 
@@ -38,7 +39,9 @@ def run_filters(request: HttpRequest) -> dict[str, Any]:
 @login_required
 def runs(request: HttpRequest) -> HttpResponse:
     filters = run_filters(request)
+    rendered_at = timezone.now()  # first: runs started later, the socket brings
     page = queries.runs_page(request.user, cursor=request.GET.get("after"), **filters)
+    presenter.with_actors(page.items)
     context = {
         "page": page,
         "filters": filters,
@@ -46,6 +49,7 @@ def runs(request: HttpRequest) -> HttpResponse:
         "workflows": presenter.workflow_names(),
         "pending_count": queries.pending_count(request.user),
         "swap_socket": is_fragment_request(request) and not request.GET.get("after"),
+        "rendered_at": rendered_at.isoformat(),
     }
     fragment = "more" if request.GET.get("after") else "list"
     return page_or_fragment(request, "wfapp/runs.html", fragment, context)
@@ -100,7 +104,7 @@ def run_events(request: HttpRequest, session_id: str) -> HttpResponse:
     rows = queries.events_before(session.pk, before)
     context = {
         "run": session,
-        "entries": presenter.entries(rows),
+        "entries": presenter.entries(rows, session),
         "older_before": rows[0]["seq"] if rows and rows[0]["seq"] > 1 else None,
     }
     return render(request, "wfapp/run.html#older", context)
