@@ -72,7 +72,8 @@ async def test_decisions_on_questions_one_may_not_see_or_that_closed_change_noth
     waiting_run: Callable[..., Any], as_alice: Api, as_mallory: Api, anonymous: Api
 ) -> None:
     question = _manager_question(await waiting_run())
-    assert (await as_mallory.post(f"interrupts/{question['id']}/claim")).status_code == 404  # not hers to answer
+    mallorys = await as_mallory.post(f"interrupts/{question['id']}/claim")
+    assert mallorys.status_code == 404  # not hers to answer: it does not exist for her
     assert (await anonymous.post(f"interrupts/{question['id']}/claim")).status_code == 401
     assert (await as_alice.post("interrupts/999999/claim")).status_code == 404
     answered = await as_alice.post(f"interrupts/{question['id']}/answer", {"answer": {"approved": True}})
