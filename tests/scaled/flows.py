@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from pydantic import BaseModel
 from engine import START, Context, RequestInput, Workflow, node
 
 STEPS = 6
-PATHS = {name: f"tests.scaled.flows:{name}" for name in ("chain", "review")}
+PATHS = {name: f"tests.scaled.flows:{name}" for name in ("chain", "review", "timed")}
 
 
 def executions_dir() -> Path:
@@ -81,3 +82,18 @@ def conclude(ctx: Context, node_input: Any) -> dict[str, Any]:
 
 
 review = Workflow(name="review", edges=[(START, prepare, decide, conclude)])
+
+
+@node(rerun_on_resume=False)
+async def decide_in_time(node_input: dict[str, Any]):  # type: ignore[no-untyped-def]
+    yield RequestInput(
+        interrupt_id="verdict",
+        message="Approve within a second?",
+        response_schema=Verdict,
+        timeout=timedelta(seconds=float(node_input.get("timeout", 1.0))),
+        on_timeout={"approved": False},
+    )
+
+
+# A question with a deadline: nobody answers, the queue's periodic job records the default.
+timed = Workflow(name="timed", edges=[(START, prepare, decide_in_time, conclude)])

@@ -48,6 +48,12 @@ _DB_PROBE_SECONDS = 2.0
 handed_back: set[str] = set()
 
 
+def register_tasks() -> None:
+    """Import every module whose tasks a worker runs: runs and the sweep, the human steps'
+    deadlines, notifications (each registers its tasks and periodic jobs on import)."""
+    from . import deadlines, notify_tasks, tasks  # noqa: F401
+
+
 def db_timeout() -> float:
     return float(os.environ.get("WFAPP_WORKER_DB_TIMEOUT", "15"))
 
@@ -55,7 +61,7 @@ def db_timeout() -> float:
 def run(*, concurrency: int, queues: Sequence[str] | None, announce: Any) -> int:
     """Run a worker until it is told to stop; return the process's exit status."""
     check_workers_config()
-    from . import tasks  # noqa: F401  (registers the tasks and the periodic sweep)
+    register_tasks()
 
     owner = leases.new_owner()
     announce(
@@ -99,7 +105,7 @@ async def running_worker(
     """A worker in the running event loop, for as long as the block lasts (tests use it)."""
     from procrastinate.contrib.django import app
 
-    from . import tasks  # noqa: F401  (registers the tasks and the periodic sweep)
+    register_tasks()
 
     engine, worker, connector = _build(leases.new_owner(), concurrency, queues)
     previous = runtime.current()
