@@ -22,9 +22,10 @@ from wfapp.models import Interrupt, InterruptStatus, RunStatus, Session
 from wfapp.permissions import can_answer
 from wfapp.registry import all_versions, all_workflows
 from wfapp.schema_forms.form import SchemaForm, bulk_decision
-from wfapp.web import counts, queries
+from wfapp.web import counts, queries, run_search
 from wfapp.web.graph.svg import render_graph
 from wfapp.web.readable import Row, answer_summary, pretty, preview, rows
+from wfapp.web.run_search import RunSearch
 from wfapp.web.run_state import Entry, describe_event, fold_state, node_statuses
 from wfapp.web.transcripts import model_steps, transcripts
 
@@ -397,9 +398,10 @@ def inbox_list(user: Any, filters: dict[str, Any], watermark: int) -> str:
     return render_to_string("wfapp/inbox.html#list", context) + badge_fragment(user)
 
 
-def runs_update(session_id: str, filters: dict[str, Any], created: bool) -> str:
+def runs_update(session_id: str, search: RunSearch | None, created: bool) -> str:
+    """A run's row, changed in place; a run just created is inserted when `search` takes it."""
     session = queries.get_run(session_id)
     if session is None:
         return ""
-    insert = created and queries.run_matches(session, **filters)
+    insert = created and search is not None and run_search.matches(session, search)
     return render_to_string("wfapp/live.html#run_row", {"run": session, "insert": insert})

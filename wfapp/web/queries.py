@@ -15,8 +15,10 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
-from wfapp.models import Event, Interrupt, InterruptStatus, RunStatus, Session
+from wfapp.models import Event, Interrupt, InterruptStatus, Session
 from wfapp.permissions import can_answer
+from wfapp.web import run_search
+from wfapp.web.run_search import RunSearch
 
 INBOX_PAGE = 25
 RUNS_PAGE = 50
@@ -30,6 +32,7 @@ class Page:
     items: list[Any]
     next_cursor: str | None
     count: int | None = None
+    partial: bool = False  # some rows were left unread (a bounded search)
 
 
 def encode_cursor(*parts: Any) -> str:
@@ -135,16 +138,12 @@ def pending_for_run(user: Any, session_id: str, up_to_seq: int) -> list[Interrup
 # -- runs ---------------------------------------------------------------------------------------
 
 
-def runs_page(*, status: str = "", workflow: str = "", q: str = "", cursor: str | None = None) -> Page:
-    """Runs, newest first, filtered by status, workflow and id, one keyset page."""
-    rows = Session.objects.select_related("created_by")
-    if status in RunStatus.values:
-        rows = rows.filter(status=status)
-    workflow, q = workflow.replace("\x00", ""), q.replace("\x00", "")  # PostgreSQL refuses NUL
-    if workflow:
-        rows = rows.filter(workflow=workflow)
-    if q:
-        rows = rows.filter(id__icontains=q.strip())
+def runs_page(search: RunSearch | None = None, *, cursor: str | None = None) -> Page:
+    """Runs, newest first, filtered (`run_search`), one keyset page.
+
+    `Page.partial` says that a text search left runs older than its scope unread.
+    """
+    rows, partial = run_search.apply(Session.objects.select_related("created_by"), search or RunSearch())
     after = decode_cursor(cursor, 2)
     moment = _moment(after[0]) if after else None
     if after and moment is not None:
@@ -153,16 +152,7 @@ def runs_page(*, status: str = "", workflow: str = "", q: str = "", cursor: str 
     more = len(items) > RUNS_PAGE
     items = items[:RUNS_PAGE]
     next_cursor = encode_cursor(items[-1].created_at, items[-1].pk) if more else None
-    return Page(items, next_cursor)
-
-
-def run_matches(session: Session, *, status: str = "", workflow: str = "", q: str = "") -> bool:
-    """Whether `session` belongs in a runs list with these filters (for live inserts)."""
-    return (
-        (not status or session.status == status)
-        and (not workflow or session.workflow == workflow)
-        and (not q or q.strip().lower() in session.pk.lower())
-    )
+    return Page(items, next_cursor, partial=partial)
 
 
 def get_run(session_id: str) -> Session | None:

@@ -26,10 +26,11 @@ from django.conf import settings
 from django.utils import timezone
 
 from wfapp.doorbell import INBOX_GROUP, RUNS_GROUP, session_group
-from wfapp.web import presenter, queries
+from wfapp.web import presenter, queries, run_search
 from wfapp.web.live import frames
 from wfapp.web.live.logout import LOGGED_OUT, login_group
 from wfapp.web.live.model_text import LiveText, append_fragment
+from wfapp.web.run_search import BadSearch, RunSearch
 
 logger = logging.getLogger(__name__)
 
@@ -225,7 +226,10 @@ class RunsConsumer(LiveConsumer):
 
     async def connect(self) -> None:
         query = _query(self.scope)
-        self.filters = {k: query.get(k, "") for k in ("status", "workflow", "q")}
+        try:
+            self.search: RunSearch | None = run_search.parse(query)
+        except BadSearch:
+            self.search = None  # the page shows no runs: none are inserted either
         self.first_page = not query.get("after")
         self.inserted: set[str] = set()
         await super().connect()
@@ -234,7 +238,7 @@ class RunsConsumer(LiveConsumer):
         created = seq == 0 and self.first_page and session_id not in self.inserted
         if created:
             self.inserted.add(session_id)
-        html = await database_sync_to_async(presenter.runs_update)(session_id, self.filters, created)
+        html = await database_sync_to_async(presenter.runs_update)(session_id, self.search, created)
         badge = await database_sync_to_async(presenter.badge_fragment)(self.user, (session_id, seq))
         await self.push(html + badge)
 

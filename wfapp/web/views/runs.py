@@ -14,34 +14,41 @@ from django_htmx.http import HttpResponseClientRefresh
 from wfapp import services
 from wfapp.errors import NotPermitted, RunStateError, UnknownRunError
 from wfapp.models import RunStatus
-from wfapp.web import presenter, queries
+from wfapp.web import presenter, queries, run_search
 from wfapp.web.http import is_fragment_request, notice, page_or_fragment
-
-
-def run_filters(request: HttpRequest) -> dict[str, Any]:
-    status = request.GET.get("status", "")
-    return {
-        "status": status if status in RunStatus.values else "",
-        "workflow": request.GET.get("workflow", "").strip(),
-        "q": request.GET.get("q", "").strip()[:100],
-    }
+from wfapp.web.run_search import BadSearch, RunSearch
 
 
 @require_GET
 @login_required
 def runs(request: HttpRequest) -> HttpResponse:
-    filters = run_filters(request)
-    page = queries.runs_page(cursor=request.GET.get("after"), **filters)
+    """Runs, filtered by the GET parameters (`run_search`); bad ones are listed, no runs shown."""
+    problems: list[str] = []
+    try:
+        search = run_search.parse(request.GET)
+        page = queries.runs_page(search, cursor=request.GET.get("after"))
+    except BadSearch as bad:
+        search, problems = _as_typed(request), bad.problems
+        page = queries.Page([], None)
     context = {
         "page": page,
-        "filters": filters,
+        "filters": search,
+        "problems": problems,
+        "text_scope": run_search.TEXT_SCOPE,
         "statuses": RunStatus.values,
         "workflows": presenter.workflow_names(),
         "pending_count": queries.pending_count(request.user),
         "swap_socket": is_fragment_request(request) and not request.GET.get("after"),
     }
     fragment = "more" if request.GET.get("after") else "list"
-    return page_or_fragment(request, "wfapp/runs.html", fragment, context)
+    status = 422 if problems else 200  # 422: htmx swaps it, so the messages show
+    return page_or_fragment(request, "wfapp/runs.html", fragment, context, status=status)
+
+
+def _as_typed(request: HttpRequest) -> RunSearch:
+    """The filters as typed (shown again in the form beside what is wrong with them)."""
+    names = RunSearch.__dataclass_fields__
+    return RunSearch(**{k: request.GET.get(k, "").replace("\x00", "")[:300] for k in names})
 
 
 def _run(session_id: str) -> Any:
