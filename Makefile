@@ -34,11 +34,19 @@ test: venv
 run: venv
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py ensure_admin
+	$(PY) manage.py seed_demo
 	exec $(PY) manage.py serve --host $(HOST) --port $(PORT)
 
-# The benchmarks (../shared/design/BENCHMARKS.md): our engine, google-adk and LangGraph side by side.
+# The benchmarks (../shared/design/BENCHMARKS.md): our engine, google-adk and LangGraph side by side;
+# with DATABASE_URL on PostgreSQL also the Django store there and bench/concurrency.py, and the
+# scaled mode's worker processes beside DBOS Transact (bench/scaled.py).
 bench: venv
 	$(PY) bench/run.py --rounds 2
+	@if [ -n "$$DATABASE_URL" ]; then \
+	  $(PY) -m bench.scaled --out bench/scaled.json && \
+	  $(PY) -m bench.merge bench/results.json --scaled bench/scaled.json && \
+	  $(PY) -m bench.report bench/results.json && rm bench/scaled.json; \
+	else echo "bench: the scaled mode is measured only with DATABASE_URL=postgres://..."; fi
 
 bench-tiny: venv
 	$(PY) bench/run.py --tiny

@@ -2,6 +2,11 @@
 
     .venv/bin/python -m bench.api --db sqlite|postgres --out api.json [--tiny]
 
+``make bench`` (``bench/run.py``) runs it on SQLite, and on PostgreSQL with ``DATABASE_URL``, each
+in a process of its own (``run_all``), into results.json's ``"api"``; RESULTS.md's "JSON API"
+section (``bench/api_report.py``) shows it. ``python -m bench.merge bench/results.json --api
+api.json`` puts a separate run's figures there.
+
 Against a real server (``manage.py serve``, the embedded profile) on a fresh database, as a
 client system would use it, with an API token:
 
@@ -20,6 +25,7 @@ import argparse
 import http.client
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import threading
@@ -191,11 +197,53 @@ def measure(database: str, size: dict[str, int]) -> dict[str, Any]:
         parts = urllib.parse.urlsplit(os.environ["DATABASE_URL"])
         url = urllib.parse.urlunsplit(parts._replace(path="/" + str(settings.DATABASES["default"]["NAME"])))
     connection.close()
+    started, load_before = time.perf_counter(), os.getloadavg()[0]
     with Server(data_dir, environ_for_server(data_dir, url), data_dir / "commits.log") as server:
         answered = answer_to_completion(server.port, token, size["answers"], size["warmup"])
         pushed = stream_latency(server.port, token, size["push_events"], size["push_pause_ms"])
         reads = reads_per_second(server.port, token, size["readers"], size["read_seconds"])
-    return {"database": database, "answer": answered, "stream": pushed, "get_run": reads}
+    from django.db import connections
+
+    for opened in connections.all():  # the pool's too: the database is dropped at exit
+        opened.close()
+        getattr(opened, "close_pool", lambda: None)()
+    return {
+        "database": database,
+        "sizes": size,
+        "answer": answered,
+        "stream": pushed,
+        "get_run": reads,
+        "load_before": load_before,
+        "load_after": os.getloadavg()[0],
+        "duration_s": time.perf_counter() - started,
+    }
+
+
+def run_all(tiny: bool, timeout: float, log: Any = print) -> dict[str, Any]:
+    """Every database this machine has (SQLite; PostgreSQL with ``DATABASE_URL``), each measured
+    in a subprocess on a fresh data directory: ``{"sizes": ..., "databases": {db: result}}``."""
+    databases = ["sqlite"] + (["postgres"] if os.environ.get("DATABASE_URL") else [])
+    measured: dict[str, Any] = {}
+    for db in databases:
+        started = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="wfapi-") as tmp:
+            out = Path(tmp) / "api.json"
+            cmd = [sys.executable, "-m", "bench.api", "--db", db, "--out", str(out)] + (
+                ["--tiny"] if tiny else []
+            )
+            env = {**os.environ, "PYTHONPATH": str(ROOT), "WFAPP_DATA_DIR": str(Path(tmp) / "data")}
+            try:
+                done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                measured[db] = {"error": f"timed out after {timeout:.0f} s"}
+                continue
+            if out.exists():
+                measured[db] = json.loads(out.read_text())
+            else:
+                measured[db] = {"error": f"exited {done.returncode}: {done.stderr[-2000:]}"}
+        shown = f"FAILED: {measured[db]['error']}" if measured[db].get("error") else "done"
+        log(f"[api] {db:8} {shown}  ({time.perf_counter() - started:.0f} s)")
+    return {"sizes": TINY if tiny else FULL, "databases": measured}
 
 
 def main() -> int:

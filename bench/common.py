@@ -119,12 +119,14 @@ class Sample:
     pending_after_first_run: int | None = None  # W6: interrupts reported by the first run
     child_executions: int | None = None  # W6/W6s: how often the asking children ran
     gc: float | None = None  # seconds of the wall spent in the garbage collector
+    cpu: float | None = None  # CPU seconds of this process over the same span (see Clock)
     resumes_gc: list[float] = field(default_factory=list)  # ... of each resume
     extra: dict[str, Any] = field(default_factory=dict)
 
     def stop(self, clock: Clock) -> None:
         """Stop the clock: the wall time and the collector's share of it."""
         self.wall = clock.total()
+        self.cpu = clock.cpu_total()
         self.gc = clock.gc_total()
         if self.resumes:
             self.resumes_gc = clock.gc_laps[1 : 1 + len(self.resumes)]
@@ -167,13 +169,16 @@ class GcMeter:
 class Clock:
     """perf_counter laps: ``lap()`` returns the seconds since the previous lap.
 
-    It also keeps the collector's share of the whole and of each lap (see ``GcMeter``).
+    It also keeps the collector's share of the whole and of each lap (see ``GcMeter``), and
+    the process's CPU time: on a shared machine the wall also counts the time spent waiting for
+    a core, which other work decides; an in-memory workload's CPU time is its own.
     """
 
     def __init__(self) -> None:
         GcMeter.install()
         self.gc_start = self.gc_last = GcMeter.seconds
         self.gc_laps: list[float] = []
+        self.cpu_start = time.process_time()
         self.start = self.last = time.perf_counter()
 
     def lap(self) -> float:
@@ -185,6 +190,9 @@ class Clock:
 
     def total(self) -> float:
         return time.perf_counter() - self.start
+
+    def cpu_total(self) -> float:
+        return time.process_time() - self.cpu_start
 
     def gc_total(self) -> float:
         return GcMeter.seconds - self.gc_start

@@ -2,6 +2,9 @@
 
     DATABASE_URL=postgres://... .venv/bin/python -m bench.concurrency --out c.json [--tiny]
 
+``bench/run.py`` runs it when ``DATABASE_URL`` is PostgreSQL (``--tiny``: 1 and 10 runs of 20
+nodes only).
+
 Our engine on the Django store as the runtime's workers use it (``own_thread=True``), in a
 database of its own (created and dropped, as ``workloads/ours.py`` does), in one process and
 one event loop: ``c`` runs of the W1 chain started together. Each count is measured with the
@@ -26,9 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-COUNTS = (1, 10, 100)
-FULL = {"n": 200, "repeats": 1}
-TINY = {"n": 20, "repeats": 1}
+FULL = {"n": 200, "repeats": 1, "counts": (1, 10, 100)}
+TINY = {"n": 20, "repeats": 1, "counts": (1, 10)}  # bench-tiny: that it works, quickly
 
 
 async def measure(runs: int, n: int, grouped: bool) -> float:
@@ -49,12 +51,12 @@ async def measure(runs: int, n: int, grouped: bool) -> float:
     return runs * n / wall
 
 
-async def main_async(size: dict[str, int]) -> dict[str, Any]:
+async def main_async(size: dict[str, Any]) -> dict[str, Any]:
     from bench.workloads.ours import close
 
     rows = []
     try:
-        for runs in COUNTS:
+        for runs in size["counts"]:
             samples: dict[bool, list[float]] = {False: [], True: []}
             await measure(runs, size["n"], True)  # warm-up
             for _ in range(size["repeats"]):

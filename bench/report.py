@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.agents_report import agents_section
+from bench.api_report import api_section
 from bench.common import TITLES, WORKLOADS
 from bench.dashboard_report import dashboard_section
+from bench.scaled_report import scaled_section
 from bench.summary import find, summarize, targets
 
 ENGINE_NAMES = {"ours": "ours", "floor": "floor", "adk": "google-adk", "langgraph": "LangGraph"}
@@ -434,12 +436,16 @@ def _later(doc: dict[str, Any]) -> list[str]:
         ours, floor = find(runs, "ours", w), find(runs, "floor", w)
         if ours is None:
             continue
+        cpu = (ours.get("median_cpu_s"), floor.get("median_cpu_s") if floor else None)
         rows.append(
             [
                 w,
                 ms(ours["median_s"]),
                 ms(floor["median_s"]) if floor else "-",
                 f"{ours['median_s'] / floor['median_s']:.1f}x" if floor else "-",
+                ms(cpu[0]) if cpu[0] else "-",
+                ms(cpu[1]) if cpu[1] else "-",
+                f"{cpu[0] / cpu[1]:.1f}x" if cpu[0] and cpu[1] else "-",
             ]
         )
     replay = [
@@ -453,9 +459,11 @@ def _later(doc: dict[str, Any]) -> list[str]:
         f"`{later['command']}` on {later['generated_at']} (engine at {later['commit']}), on a heavily "
         f"loaded machine (1-minute load {later['load']} on 2 cores: other sessions' tests ran "
         "throughout), so its times are several times the quiet run's above and swing from run to "
-        "run; each ratio below is ours against the floor measured in this same run.",
+        "run; each ratio below is ours against the floor measured in this same run. Medians of the "
+        "wall and of the process's CPU time over the same span (the wall also counts waiting for a "
+        "core, which other work decides; where both are measured the targets read the CPU time).",
         "",
-        *_table(["workload", "ours", "floor", "ours / floor"], rows),
+        *_table(["workload", "ours", "floor", "ours / floor", "ours, CPU", "floor, CPU", "CPU ratio"], rows),
         "",
         "W6s replay per fast-forwarded child, by store (same method as above):",
         "",
@@ -475,7 +483,12 @@ def render(doc: dict[str, Any]) -> str:
         + _concurrency(doc)
     )
     parts += (
-        dashboard_section(doc.get("dashboard")) + agents_section(doc.get("agents")) + _all(doc) + _notes(doc)
+        dashboard_section(doc.get("dashboard"))
+        + agents_section(doc.get("agents"))
+        + api_section(doc.get("api"))
+        + scaled_section(doc.get("scaled"), _table)
+        + _all(doc)
+        + _notes(doc)
     )
     return "\n".join(parts)
 

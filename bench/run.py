@@ -3,6 +3,10 @@
     .venv/bin/python bench/run.py              # everything: writes bench/results.json, bench/RESULTS.md
     .venv/bin/python bench/run.py --tiny       # small sizes, our engine and the floor (CI)
     .venv/bin/python bench/run.py --only adk --workloads W1,W3
+    .venv/bin/python bench/run.py --only floor,ours --stores memory --merge-into bench/results.json
+
+With ``DATABASE_URL`` on PostgreSQL it also runs ``bench/concurrency.py`` (1, 10 and 100
+concurrent W1 runs, with and without group commit) on the same snapshot.
 
 Run it with the project's interpreter: our engine and the floor run there; the peers run in
 ``bench/.peers-venv``, created on the same Python and filled from PyPI on first use (their code
@@ -29,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import report, summary  # noqa: E402
+from bench import api, merge, report, summary  # noqa: E402
 from bench.common import FULL_SIZES, TINY_SIZES, WORKLOADS, machine  # noqa: E402
 
 BENCH = ROOT / "bench"
@@ -231,26 +235,61 @@ def run_dashboard(args: argparse.Namespace) -> dict[str, Any] | None:
     tree; it starts one more subprocess per database, each on a fresh data directory.
     """
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="wfdash-out-") as tmp:
-        out = Path(tmp) / "dashboard.json"
-        cmd = [sys.executable, "-m", "bench.dashboard", "--out", str(out), "--source", args.engine]
-        cmd += ["--tiny"] if args.tiny else []
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        try:
-            done = subprocess.run(
-                cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=args.timeout
-            )
-        except subprocess.TimeoutExpired:
-            log(f"dashboard: timed out after {args.timeout} s")
-            return None
-        result: dict[str, Any] | None = json.loads(out.read_text()) if out.exists() else None
+    cmd = ["-m", "bench.dashboard", "--source", args.engine, *(["--tiny"] if args.tiny else [])]
+    result = run_module("dashboard", cmd, ROOT, {"PYTHONPATH": str(ROOT)}, args.timeout)
     if result is None:
-        log(f"dashboard: exited {done.returncode} without results\n{done.stderr[-4000:]}")
         return None
     for db, row in result["databases"].items():
         shown = f"FAILED: {row['error']}" if row.get("error") else "done"
         log(f"[dashboard] {db:8} {shown}  ({row.get('duration_s', 0):.0f} s)")
     log(f"dashboard figures measured in {time.perf_counter() - t0:.0f} s")
+    return result
+
+
+def run_module(
+    name: str, cmd: list[str], cwd: Path, env: dict[str, str], timeout: int
+) -> dict[str, Any] | None:
+    """``python <cmd> --out FILE`` in a subprocess; the JSON it wrote, or None (said why)."""
+    with tempfile.TemporaryDirectory(prefix=f"wf{name}-out-") as tmp:
+        out = Path(tmp) / f"{name}.json"
+        try:
+            done = subprocess.run(
+                [sys.executable, *cmd, "--out", str(out)],
+                cwd=cwd,
+                env={**os.environ, **env},
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
+        except subprocess.TimeoutExpired:
+            log(f"{name}: timed out after {timeout} s")
+            return None
+        if not out.exists():
+            log(f"{name}: exited {done.returncode} without results\n{done.stderr[-4000:]}")
+            return None
+        result: dict[str, Any] = json.loads(out.read_text())
+        return result
+
+
+def postgres_url() -> bool:
+    return os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://"))
+
+
+def run_concurrency(args: argparse.Namespace, tree: Path) -> dict[str, Any] | None:
+    """``bench.concurrency`` (1, 10 and 100 concurrent W1 runs on PostgreSQL) in a subprocess.
+
+    It imports from the snapshot, so it measures the same code as the configurations.
+    """
+    t0 = time.perf_counter()
+    cmd = ["-m", "bench.concurrency", *(["--tiny"] if args.tiny else [])]
+    env = {"PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"}
+    result = run_module("concurrency", cmd, tree, env, args.timeout)
+    if result is None:
+        return None
+    result["command"] = "bench/run.py (bench/concurrency.py" + (" --tiny)" if args.tiny else ")")
+    for row in result["rows"]:
+        log(f"[concurrency] {row['runs']:3} runs: {row['per_commit']:,.0f} -> {row['grouped']:,.0f} nodes/s")
+    log(f"concurrency measured in {time.perf_counter() - t0:.0f} s")
     return result
 
 
@@ -288,6 +327,14 @@ def git_state(source: str) -> dict[str, Any]:
     }
 
 
+def write_results(out: Path, doc: dict[str, Any]) -> None:
+    """``out`` and the RESULTS.md beside it."""
+    out.write_text(json.dumps(doc, indent=1, default=repr) + "\n")
+    md = out.with_name(out.name.replace("results", "RESULTS").replace(".json", ".md"))
+    md.write_text(report.render(doc))
+    log(f"wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out} and {md.name}")
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tiny", action="store_true", help="small sizes; our engine and the floor only (CI)")
@@ -321,9 +368,25 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--strict", action="store_true", help="exit non-zero when a configuration fails its check")
     p.add_argument(
+        "--no-api",
+        action="store_true",
+        help="skip the JSON API figures (bench/api.py; also skipped when --only leaves out ours)",
+    )
+    p.add_argument(
         "--no-dashboard",
         action="store_true",
         help="skip the dashboard figures (bench/dashboard.py; also skipped when --only leaves out ours)",
+    )
+    p.add_argument(
+        "--no-concurrency",
+        action="store_true",
+        help="skip bench/concurrency.py (run when DATABASE_URL is PostgreSQL and ours is measured)",
+    )
+    p.add_argument(
+        "--merge-into",
+        type=Path,
+        metavar="RESULTS",
+        help="a partial run: keep its rows beside those of RESULTS (bench.merge) and re-render its RESULTS.md",
     )
     p.add_argument(
         "--no-agents",
@@ -357,6 +420,7 @@ def main(argv: list[str] | None = None) -> int:
     git = git_state(args.engine)
     tree = snapshot(args.engine)
     rounds: list[list[dict[str, Any]]] = []
+    concurrency: dict[str, Any] | None = None
     try:
         for r in range(1, args.rounds + 1):
             raws = []
@@ -374,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"({time.perf_counter() - t0:.0f} s)"
                 )
             rounds.append(raws)
+        if postgres_url() and not args.no_concurrency and (not args.only or "ours" in args.only):
+            concurrency = run_concurrency(args, tree)
     finally:
         shutil.rmtree(tree, ignore_errors=True)
     results = [summary.summarize(raw) for raw in merge_rounds(rounds)]
@@ -394,7 +460,9 @@ def main(argv: list[str] | None = None) -> int:
         # Filled by later benchmarks: the Django store runs as engine "ours" with stores
         # "django-sqlite"/"django-postgres" in "configs"; the dashboard figures go here.
         "dashboard": None,
+        "concurrency": concurrency,
         "agents": None,  # bench/agents.py, when measured
+        "api": None,
     }
     dashboard_failed: list[str] = []
     if not args.no_dashboard and (not args.only or "ours" in args.only):
@@ -409,22 +477,30 @@ def main(argv: list[str] | None = None) -> int:
         adk = (doc["agents"] or {}).get("adk") or {}
         dashboard_failed += [f"agents on {store}" for store, row in measured.items() if row.get("error")]
         dashboard_failed += ["agents on google-adk"] if adk.get("error") else []
+    if not args.no_api and (not args.only or "ours" in args.only):
+        doc["api"] = api.run_all(args.tiny, args.timeout, log)
+        doc["duration_s"] = round(time.time() - started, 1)
+        measured = doc["api"]["databases"]
+        dashboard_failed += [f"JSON API on {db}" for db, row in measured.items() if row.get("error")]
     doc["targets"] = summary.targets(doc)
-    args.out.write_text(json.dumps(doc, indent=1, default=repr) + "\n")
-    md = args.out.with_name(args.out.name.replace("results", "RESULTS").replace(".json", ".md"))
-    md.write_text(report.render(doc))
-    log(f"wrote {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out} and {md.name}")
+    if args.merge_into is not None:
+        write_results(args.out, doc)  # the partial run itself, then the merged document
+        doc = merge.merged(json.loads(args.merge_into.read_text()), doc)
+        doc["targets"] = summary.targets(doc)
+        args.out = args.merge_into
+    write_results(args.out, doc)
     failed = [r for r in results if not r["ok"]]
     for r in failed:
         log(f"FAILED {r['engine']} {r['workload']} {r['store']}: {r['error']}\n{r.get('traceback', '')}")
     for name in dashboard_failed:
-        log(f"FAILED {name} (see results' dashboard and agents sections)")
+        log(f"FAILED {name} (see results' dashboard, agents and JSON API sections)")
     # A closing line CI reads as a count: each configuration whose results were checked, and
-    # the dashboard's databases.
+    # the dashboard's and the API's databases.
     passed = (
         len(results)
         - len(failed)
         + len((doc["dashboard"] or {}).get("databases") or {})
+        + len((doc.get("api") or {}).get("databases") or {})
         - len(dashboard_failed)
     )
     failures = len(failed) + len(dashboard_failed)

@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Any
 from .context import Context
 from .errors import NodeInterruptedError, NodeTimeoutError
 from .events import DEFAULT_ROUTE, Event, Interrupt, RequestInput
+from .gate import NodeGate
 from .graph import Edge
+from .human import TIMEOUT_FAIL, HumanPolicy
 from .memory import InMemoryEventStore
 from .nodes import START, BaseNode, FunctionNode, JoinNode, node
 from .replay_check import ReplayReport, replay_check
@@ -34,6 +36,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "DEFAULT_ROUTE",
     "START",
+    "TIMEOUT_FAIL",
     "Agent",
     "BaseNode",
     "BaseTool",
@@ -43,10 +46,12 @@ __all__ = [
     "EventStore",
     "FunctionNode",
     "FunctionTool",
+    "HumanPolicy",
     "InMemoryEventStore",
     "Interrupt",
     "JoinNode",
     "LlmAgent",
+    "NodeGate",
     "NodeInterruptedError",
     "NodeTimeoutError",
     "ReplayReport",

@@ -25,6 +25,7 @@ class Signature:
     input_name: str | None
     input_type: Any
     output_type: Any
+    input_only: str | None = None  # the input's name when it is the one parameter: no binding
 
 
 def _caller_namespace() -> dict[str, Any]:
@@ -108,7 +109,8 @@ def read_signature(func: Callable[..., Any], node_name: str, context_type: type)
     )
     if output_type is type(None) or _returns_events(output_type):
         output_type = None
-    return Signature(plan, input_name, input_type, output_type)
+    input_only = input_name if len(plan) == 1 and plan[0][1] == _INPUT else None
+    return Signature(plan, input_name, input_type, output_type, input_only)
 
 
 def bind(signature: Signature, node_name: str, ctx: Any, node_input: Any) -> dict[str, Any]:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Iterator, Mapping, MutableMapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Coroutine, Iterator, Mapping, MutableMapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -56,34 +55,74 @@ class State(MutableMapping[str, Any]):
         return delta
 
 
-@dataclass(slots=True, eq=False)
 class Execution:
-    """Engine bookkeeping for one execution of one node at one path."""
+    """Engine bookkeeping for one execution of one node at one path.
 
-    node: BaseNode
-    path: str
-    author: str
-    targets: list[str]
-    resume_inputs: dict[str, Any]
-    state: State
-    task: asyncio.Task[Any] | None
-    attempt: int = 1
-    output: Any = None
-    output_seq: int = 0  # the event carrying a delivered output (a delegate's, a terminal's)
-    has_output: bool = False
-    output_persisted: bool = False
-    delegated: bool = False
-    route: Any = None
-    route_pending: bool = False
-    interrupts: list[str] = field(default_factory=list)
-    spawned: set[asyncio.Task[Any]] = field(default_factory=set)
-    detached: list[str] = field(default_factory=list)
-    child_failure: BaseException | None = None  # a spawned child failed after the attempt ended
-    violation: RuleViolation | None = None
-    exited: bool = False  # the attempt's body has ended; children may still be draining
-    counters: dict[str, int] = field(default_factory=dict)
-    allocated: int = 0  # children handed out by run_node
-    begun: int = 0  # of those, how many started running
+    A plain class with a hand-written ``__init__``: one is made per node execution, and a
+    dataclass's generated one, with its default factories, cost three times as much.
+    """
+
+    __slots__ = (
+        "allocated",
+        "attempt",
+        "author",
+        "begun",
+        "child_failure",
+        "counters",
+        "delegated",
+        "detached",
+        "exited",
+        "has_output",
+        "interrupts",
+        "node",
+        "output",
+        "output_persisted",
+        "output_seq",
+        "path",
+        "resume_inputs",
+        "route",
+        "route_pending",
+        "spawned",
+        "state",
+        "targets",
+        "task",
+        "timed_out",
+        "violation",
+    )
+
+    def __init__(
+        self,
+        node: BaseNode,
+        path: str,
+        author: str,
+        targets: list[str],
+        resume_inputs: dict[str, Any],
+        state: State,
+        task: asyncio.Task[Any] | None,
+        timed_out: frozenset[str] = frozenset(),
+    ) -> None:
+        self.node = node
+        self.path = path
+        self.author = author
+        self.targets = targets
+        self.resume_inputs = resume_inputs
+        self.state = state
+        self.task = task
+        self.attempt = 1
+        self.output: Any = None
+        self.output_seq = 0  # the event carrying a delivered output (a delegate's, a terminal's)
+        self.has_output = self.output_persisted = self.delegated = self.route_pending = False
+        self.route: Any = None
+        self.interrupts: list[str] = []
+        self.spawned: set[asyncio.Task[Any]] = set()
+        self.detached: list[str] = []
+        self.child_failure: BaseException | None = None  # a spawned child failed after the attempt ended
+        self.violation: RuleViolation | None = None
+        self.exited = False  # the attempt's body has ended; children may still be draining
+        self.counters: dict[str, int] = {}
+        self.allocated = 0  # children handed out by run_node
+        self.begun = 0  # of those, how many started running
+        self.timed_out = timed_out  # its questions whose deadline failed them (engine.human)
 
     def set_output(self, value: Any) -> None:
         if self.delegated:
@@ -226,19 +265,19 @@ class Context:
 
     # Orchestration hooks, used by ``Workflow`` to run its graph nodes.
 
-    def replay_child(self, node: BaseNode, path: str) -> Any:
-        """Return the recorded ``Outcome`` of ``node`` at ``path`` if it need not run again."""
-        return self._run.replay(node, path)
+    def child_hooks(
+        self,
+    ) -> tuple[
+        Callable[[BaseNode, str], Any], Callable[[BaseNode, Any, str, bool], Coroutine[Any, Any, Any]]
+    ]:
+        """``(replay, execute)`` for children at paths this node chooses (a graph's nodes).
 
-    def execute_child(
-        self, node: BaseNode, node_input: Any, path: str, *, delegate: bool
-    ) -> Coroutine[Any, Any, Any]:
-        """Execute ``node`` at ``path`` (replaying it if recorded); an awaitable of its ``Outcome``.
-
-        With ``delegate`` the child's output also counts as this node's output (a
-        workflow's terminal node).
+        ``replay(node, path)`` is the recorded ``Outcome`` of ``node`` at ``path`` if it need
+        not run again, else None. ``execute(node, node_input, path, delegate)`` is an
+        awaitable of its ``Outcome`` (replaying it if recorded); with ``delegate`` the child's
+        output also counts as this node's output (a workflow's terminal node).
         """
-        return self._run.execute_static(self._ex, node, node_input, path, delegate)
+        return self._run.replay, self._run.static_executor(self._ex)
 
     def deliver_output(self, value: Any, seq: int = 0) -> None:
         """Make an already persisted child output (in the event at ``seq``) this node's output."""

@@ -7,6 +7,7 @@
 - ``UnreadableLogError``: a stored log cannot be read back; the run fails visibly.
 - ``InvariantError``: the engine itself is wrong.
 - ``NodeTimeoutError``: a node ran past its ``timeout``.
+- ``InterruptTimeoutError``: a question with ``on_timeout=TIMEOUT_FAIL`` passed its deadline.
 
 ``NodeInterruptedError`` is a control-flow signal, not an error: it derives from
 ``BaseException`` so that ``except Exception`` in user code does not swallow it.
@@ -125,6 +126,18 @@ class InvalidInputError(CallerError):
     """The workflow input cannot be stored in the event log."""
 
 
+class NotFailedNodeError(CallerError):
+    """A retry named a node that is not one of the run's failed nodes; nothing was written."""
+
+    def __init__(self, session_id: str, node_path: str, failed: Iterable[str]) -> None:
+        self.node_path = node_path
+        self.failed = sorted(failed)
+        named = ", ".join(self.failed) or "none"
+        super().__init__(
+            f"Node {node_path!r} of session {session_id!r} has not failed; its failed nodes: {named}"
+        )
+
+
 class ValueLimitError(CallerError):
     """A value a caller sent breaks a limit of the event log (``engine.limits``); nothing was written.
 
@@ -225,3 +238,27 @@ class NodeInterruptedError(BaseException):
         self.interrupt_ids = list(interrupt_ids)
         self.node_path = node_path
         super().__init__(f"Node {node_path} is waiting for input {self.interrupt_ids}")
+
+
+class InterruptTimeoutError(EngineError, TimeoutError):
+    """A question with ``on_timeout=TIMEOUT_FAIL`` was not answered by its deadline."""
+
+    def __init__(self, interrupt_id: str, node_path: str) -> None:
+        self.interrupt_id = interrupt_id
+        self.node_path = node_path
+        super().__init__(
+            f"Interrupt {interrupt_id!r} asked by node {node_path} was not answered by its deadline"
+        )
+
+
+class InterruptClaimedError(CallerError):
+    """The question is claimed by someone else (claim it after they unclaim, or reassign it)."""
+
+    def __init__(self, interrupt_id: str, holder: str) -> None:
+        self.interrupt_id = interrupt_id
+        self.holder = holder
+        super().__init__(f"Interrupt {interrupt_id!r} is claimed by {holder}")
+
+
+class DecisionError(CallerError):
+    """A claim, unclaim, reassignment or approval that the question does not allow."""

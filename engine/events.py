@@ -17,21 +17,31 @@ Kinds of stored events:
 ``message``      a node told the user something (``message``) without output or route
 ``interrupt``    a node asks for input (``interrupt``)
 ``answer``       someone answered an interrupt (``answer``; author = actor)
+``assignment``   a decision on a pending question: claim, unclaim, reassign, escalate,
+                 remind (``assignment``; author = actor; see ``engine.human``)
 ``completed``    a node execution ended; carries deferred output/route/state
-``error``        a node attempt failed (``error``)
+``error``        a node attempt failed (``error`` with its ``traceback``; ``input``: the
+                 attempt's input, when the log can keep it)
+``retry``        someone retried a failed run (author = actor; ``node_path``: the failed node
+                 they retried, or the workflow's own path; ``input``: the input they edited
+                 for that node, which it takes from then on; ``message``: their reason)
 ``status``       the run's status changed: waiting, completed (``output_seq``: the event
-                 that carries the workflow's output), failed, cancelled
+                 that carries the workflow's output), failed, cancelled (``message``:
+                 the reason given, author = who cancelled)
 ===============  ==========================================================
 """
 
 from __future__ import annotations
 
 import uuid
+from datetime import datetime, timedelta
 from typing import Any, Literal, get_args
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, PrivateAttr
 
+from .human import Declared, HumanPolicy, declare
 from .strict import StrictModel
+from .values import json_schema
 
 Route = str | int | bool
 DEFAULT_ROUTE = "__DEFAULT__"
@@ -45,9 +55,12 @@ EventKind = Literal[
     "message",
     "interrupt",
     "answer",
+    "assignment",
     "completed",
     "error",
     "status",
+    "retry",
+    "comment",  # a person's remark on the run or one of its questions (``message``); changes nothing
 ]
 KINDS: tuple[str, ...] = get_args(EventKind)[1:]  # every stored kind
 
@@ -62,6 +75,7 @@ class Interrupt(StrictModel):
     message: str | None = None
     payload: Any = None
     response_schema: dict[str, Any] | None = None
+    human: HumanPolicy | None = None  # assignees, deadline, escalation, quorum (engine.human)
 
 
 class Answer(StrictModel):
@@ -72,15 +86,17 @@ class Answer(StrictModel):
     interrupt_id: str
     value: Any = None
     actor: str | None = None
+    timed_out: bool = False  # the deadline passed with on_timeout=TIMEOUT_FAIL
 
 
 class ErrorInfo(StrictModel):
-    """What went wrong: the exception class name and its message."""
+    """What went wrong: the exception class name, its message and (for a node) its traceback."""
 
     model_config = ConfigDict(frozen=True)
 
     type: str
     message: str
+    traceback: str | None = None
 
 
 class Event(StrictModel):
@@ -104,10 +120,12 @@ class Event(StrictModel):
     output_for: list[str] | None = None
     interrupt: Interrupt | None = None
     answer: Answer | None = None
+    assignment: dict[str, Any] | None = None
     error: ErrorInfo | None = None
     status: str | None = None
     seen_seq: int | None = None
     output_seq: int | None = None
+    input: Any = None
 
 
 class RequestInput(StrictModel):
@@ -115,6 +133,13 @@ class RequestInput(StrictModel):
 
     ``response_schema`` may be a pydantic model, a type such as ``list[str]`` or a JSON
     Schema dict; answers are validated against it before anything is written.
+
+    The optional human-step fields (``engine.human``): ``assignees`` (user names and
+    ``group:`` names), ``timeout`` (a timedelta) or ``deadline`` (an aware datetime) with
+    ``on_timeout`` (a default answer, checked against the schema here, or ``TIMEOUT_FAIL``,
+    the default), ``remind_after``, ``escalate_after`` with ``escalate_to``,
+    ``approvals_required`` (a quorum of distinct approvers on a boolean ``approved`` field) and
+    ``exclude_requester``. A field that does not fit raises ``ConfigurationError`` naming it.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -123,9 +148,29 @@ class RequestInput(StrictModel):
     response_schema: Any = None
     payload: Any = None
     interrupt_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    assignees: list[str] | None = None
+    timeout: timedelta | None = None
+    deadline: datetime | None = None
+    on_timeout: Any = None
+    remind_after: timedelta | None = None
+    escalate_after: timedelta | None = None
+    escalate_to: list[str] | None = None
+    approvals_required: int | None = None
+    exclude_requester: bool = False
+    _declared: Declared = PrivateAttr()
+
+    def __init__(self, /, **data: Any) -> None:
+        super().__init__(**data)
+        self._declared = declare(self.__dict__, json_schema(self.response_schema))
+
+    def human_policy(self, now: float | None = None) -> HumanPolicy | None:
+        """The policy stored on the question asked at ``now`` (None: nothing declared)."""
+        return self._declared.policy(now)
 
 
 _EVENT_DEFAULTS = {name: info.default for name, info in Event.model_fields.items()}
+_new = object.__new__
+_set = object.__setattr__
 
 
 def stored_event(fields: dict[str, Any]) -> Event:
@@ -134,9 +179,9 @@ def stored_event(fields: dict[str, Any]) -> Event:
     The engine builds every field from checked values, and this runs once per event on
     the hot path, where pydantic's ``model_construct`` costs several times more.
     """
-    event = object.__new__(Event)
-    object.__setattr__(event, "__dict__", {**_EVENT_DEFAULTS, **fields})
-    object.__setattr__(event, "__pydantic_fields_set__", set(fields))
-    object.__setattr__(event, "__pydantic_extra__", None)
-    object.__setattr__(event, "__pydantic_private__", None)
+    event = _new(Event)
+    _set(event, "__dict__", {**_EVENT_DEFAULTS, **fields})
+    _set(event, "__pydantic_fields_set__", set(fields))
+    _set(event, "__pydantic_extra__", None)
+    _set(event, "__pydantic_private__", None)
     return event

@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from .answers import check_schema
 from .context import Context, Execution, State
-from .errors import NodeInterruptedError, NodeTimeoutError, NodeUsageError, RuleViolation, WorkflowError
+from .errors import (
+    InterruptTimeoutError,
+    NodeInterruptedError,
+    NodeTimeoutError,
+    NodeUsageError,
+    RuleViolation,
+    WorkflowError,
+)
 from .events import ErrorInfo, Event, Interrupt, RequestInput
+from .gate import NodeGate
+from .human import NO_TIMEOUTS, Directory, HumanPolicy, asked_policy, split_timed_out
 from .limits import check_id, check_text, check_value, safe_text
 from .nodes import BaseNode, Returned, as_node
 from .outcome import Outcome, checked_route, split_group
 from .replay import Action, NodeRecord, ReplayIndex, answers_as_output, decide
+from .tracebacks import formatted
 from .values import json_schema, to_json
 from .writer import LogWriter, draft
 
@@ -34,14 +44,44 @@ def _child_author(parent: Execution) -> str:
     return parent.node.name if _is_workflow(parent.node) else parent.author
 
 
+def _defer(ex: Execution, event: Event) -> None:
+    """A returned ``Event`` is the node's last word: its fields ride on the completed event,
+    as a returned value does, instead of an event of their own just before it."""
+    if event.output is not None:
+        ex.set_output(event.output)  # ignored after a use_as_output delegate, as when yielded
+    if event.route is not None:
+        ex.route = event.route
+        ex.route_pending = True
+    if event.state:
+        state = ex.state
+        for key, value in event.state.items():
+            state[key] = value
+
+
+class _Running:
+    """In ``SessionRun.turn`` while a path executes and nobody else has asked for it yet."""
+
+
+_RUNNING = _Running()
+
+
 class SessionRun:
     """Runs one turn of a session: every node execution goes through ``execute``."""
 
-    def __init__(self, session_id: str, index: ReplayIndex, writer: LogWriter) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        index: ReplayIndex,
+        writer: LogWriter,
+        gate: NodeGate | None = None,
+        directory: Directory | None = None,
+    ) -> None:
         self.session_id = session_id
         self.index = index
         self.writer = writer
-        self.turn: dict[str, Outcome | asyncio.Future[Outcome]] = {}
+        self.gate = gate  # a host's drain stops new node executions there
+        self.directory = directory  # checks questions' assignees (engine.human)
+        self.turn: dict[str, Outcome | asyncio.Future[Outcome] | _Running] = {}
         self.failures: dict[int, tuple[BaseException, str]] = {}
 
     def failure_path(self, error: BaseException) -> str | None:
@@ -76,20 +116,25 @@ class SessionRun:
                 return Outcome("completed", output, record.route, output_seq=record.output_seq)
             if action is Action.WAIT:
                 return Outcome("waiting", interrupts=list(record.pending))
-            if action is Action.ANSWER:
+            resume_inputs, timed_out = split_timed_out(record, path, self.index.people)
+            if not timed_out and action is Action.ANSWER:
                 return await self._answer_as_output(node, record, path, targets, author)
-        resume_inputs = dict(record.resolved) if record is not None else {}
+            if record.edited_input is not None:
+                node_input = record.edited_input  # an operator's retry gave this node a new input
+        else:
+            resume_inputs, timed_out = {}, NO_TIMEOUTS
+        index = self.index
         execution = Execution(
-            node=node,
-            path=path,
-            author=author,
-            targets=targets,
-            resume_inputs=resume_inputs,
-            state=State(self.index.state),
-            task=asyncio.current_task(),
+            node, path, author, targets, resume_inputs, State(index.state), asyncio.current_task(), timed_out
         )
-        self.writer.enqueue(draft("started", path, author, seen_seq=self.index.last_seq))
-        return await self._run(execution, node_input)
+        if self.gate is not None:
+            async with self.gate.passage(self.session_id, path):
+                return await self._start(execution, node_input)
+        return await self._start(execution, node_input)
+
+    async def _start(self, ex: Execution, node_input: Any) -> Outcome:
+        self.writer.enqueue(draft("started", ex.path, ex.author, seen_seq=self.index.last_seq))
+        return await self._run(ex, node_input)
 
     async def _answer_as_output(
         self, node: BaseNode, record: NodeRecord, path: str, targets: list[str], author: str
@@ -106,11 +151,18 @@ class SessionRun:
         await self.writer.write(draft("completed", path, author, output=answers, output_for=targets))
         return Outcome("completed", output, output_seq=record.output_seq)
 
-    def execute_static(
-        self, parent: Execution, node: BaseNode, node_input: Any, path: str, delegate: bool
-    ) -> Coroutine[Any, Any, Outcome]:
-        targets = [path, *parent.targets] if delegate else [path]
-        return self.execute(node, node_input, path, targets, _child_author(parent))
+    def static_executor(
+        self, parent: Execution
+    ) -> Callable[[BaseNode, Any, str, bool], Coroutine[Any, Any, Outcome]]:
+        """How ``parent`` executes children at paths it chooses (see ``Context.child_hooks``)."""
+        execute, author, inherited = self.execute, _child_author(parent), parent.targets
+
+        def execute_child(
+            node: BaseNode, node_input: Any, path: str, delegate: bool
+        ) -> Coroutine[Any, Any, Outcome]:
+            return execute(node, node_input, path, [path, *inherited] if delegate else [path], author)
+
+        return execute_child
 
     # -- running ------------------------------------------------------------------
 
@@ -136,7 +188,8 @@ class SessionRun:
                 self.writer.raise_if_broken()  # the log refused an append: stop, do not retry
                 failure = error
             ex.exited = True
-            await self._drain(ex)
+            if ex.spawned or ex.allocated > ex.begun:
+                await self._drain(ex)
             # A broken rule wins; then the attempt's own error; then a sibling that failed
             # while the caller was already leaving (it could never have been caught).
             failure = ex.violation or failure or ex.child_failure
@@ -153,12 +206,12 @@ class SessionRun:
                 except WorkflowError as error:  # an output or state that cannot be stored
                     failure = error
                 else:
-                    if final is not None:
-                        await self.writer.write(final)
+                    if final is not None and not self.writer.write_now(final):
+                        await self.writer.flush()
                     if outcome.status == "completed" and ex.has_output:
                         outcome.output_seq = ex.output_seq or self._output_seq(ex.path)
                     return outcome
-            await self._record_failure(ex, failure)
+            await self._record_failure(ex, failure, node_input)
             policy = node.retry_config
             if policy is not None and policy.retries(failure, ex.attempt):
                 await asyncio.sleep(policy.delay(ex.attempt))
@@ -199,7 +252,9 @@ class SessionRun:
             result = await produced
         if result is None:
             return
-        if isinstance(result, Event | RequestInput):
+        if type(result) is Event and result.message is None and not result.long_running_tool_ids:
+            _defer(ex, result)
+        elif isinstance(result, Event | RequestInput):
             await self._emit(ex, result)
         else:
             ex.set_output(result)
@@ -225,7 +280,14 @@ class SessionRun:
         if item is None:
             return
         if isinstance(item, RequestInput):
-            await self._ask(ex, [(item.interrupt_id, item.message, item.payload, item.response_schema)])
+            ask = (
+                item.interrupt_id,
+                item.message,
+                item.payload,
+                item.response_schema,
+                await asked_policy(item, ex.path, self.directory),
+            )
+            await self._ask(ex, [ask])
             return
         route = state = ids = message = None
         if isinstance(item, Event):
@@ -251,13 +313,19 @@ class SessionRun:
         if delta:
             fields["state"] = to_json(delta, f"The state written by node {ex.path}")
         if fields:
-            await self.writer.write(draft(_kind_of(fields), ex.path, ex.author, **fields))
+            if not self.writer.write_now(draft(_kind_of(fields), ex.path, ex.author, **fields)):
+                await self.writer.flush()
         if ids:
-            await self._ask(ex, [(interrupt_id, message, None, None) for interrupt_id in sorted(ids)])
+            await self._ask(ex, [(interrupt_id, message, None, None, None) for interrupt_id in sorted(ids)])
 
-    async def _ask(self, ex: Execution, asks: list[tuple[str, str | None, Any, Any]]) -> None:
+    async def _ask(
+        self, ex: Execution, asks: list[tuple[str, str | None, Any, Any, HumanPolicy | None]]
+    ) -> None:
         drafts = []
-        for interrupt_id, message, payload, schema in asks:
+        for interrupt_id, message, payload, schema, human in asks:
+            if interrupt_id in ex.timed_out:  # its deadline passed with TIMEOUT_FAIL
+                ex.timed_out = ex.timed_out - {interrupt_id}
+                raise InterruptTimeoutError(interrupt_id, ex.path)
             holder = self.index.pending.get(interrupt_id)
             if holder is not None:
                 if holder.node_path == ex.path:
@@ -282,6 +350,7 @@ class SessionRun:
                 message=message,
                 payload=to_json(payload, f"The payload of the interrupt asked by node {ex.path}"),
                 response_schema=response_schema,
+                human=human,
             )
             ex.add_interrupts([interrupt_id])
             drafts.append(draft("interrupt", ex.path, ex.author, interrupt=interrupt))
@@ -304,22 +373,29 @@ class SessionRun:
         if ex.interrupts:
             final = draft("state", ex.path, ex.author, state=state) if state else None
             return final, Outcome("waiting", interrupts=list(ex.interrupts))
-        fields: dict[str, Any] = {}
+        final = draft("completed", ex.path, ex.author)
         if ex.has_output and not ex.output_persisted:
-            fields["output"] = to_json(ex.output, f"The output of node {ex.path}")
-            fields["output_for"] = ex.targets
+            final["output"] = to_json(ex.output, f"The output of node {ex.path}")
+            final["output_for"] = ex.targets
         if ex.route_pending:
-            fields["route"] = checked_route(ex.path, ex.route)
+            final["route"] = checked_route(ex.path, ex.route)
         if state:
-            fields["state"] = state
-        return draft("completed", ex.path, ex.author, **fields), Outcome("completed", ex.output, ex.route)
+            final["state"] = state
+        return final, Outcome("completed", ex.output, ex.route)
 
-    async def _record_failure(self, ex: Execution, error: BaseException) -> None:
+    async def _record_failure(self, ex: Execution, error: BaseException, node_input: Any) -> None:
         if self.failure_path(error) is not None:
             return  # a child already wrote this error at its own path
         self.failures[id(error)] = (error, ex.path)
-        info = ErrorInfo(type=type(error).__name__, message=safe_text(str(error)))
-        await self.writer.write(draft("error", ex.path, ex.author, error=info))
+        info = ErrorInfo(type=type(error).__name__, message=safe_text(str(error)), traceback=formatted(error))
+        fields: dict[str, Any] = {"error": info}
+        try:  # the input the attempt failed on, for an operator to edit before retrying
+            stored = to_json(node_input, f"The input of node {ex.path}")
+        except WorkflowError:
+            stored = None  # not JSON (or over the limits): the error is kept without it
+        if stored is not None:
+            fields["input"] = stored
+        await self.writer.write(draft("error", ex.path, ex.author, **fields))
 
     # -- dynamic children -----------------------------------------------------------
 
@@ -370,21 +446,35 @@ class SessionRun:
         spawned = task is not parent.task
         if spawned and task is not None:
             parent.spawned.add(task)
-        seen = self.turn.get(path)
+        turn = self.turn
+        seen = turn.get(path)
         if seen is not None:
-            outcome = seen if isinstance(seen, Outcome) else await asyncio.shield(seen)
+            if isinstance(seen, Outcome):
+                outcome = seen
+            else:  # the same path is running in another task of this turn: wait for it
+                if isinstance(seen, _Running):
+                    seen = asyncio.get_running_loop().create_future()
+                    turn[path] = seen
+                outcome = await asyncio.shield(seen)
         elif (replayed := self.replay(child, path)) is not None:
-            outcome = self.turn[path] = replayed  # fast path: no future, nothing to wait for
+            outcome = turn[path] = replayed  # fast path: nothing to wait for
         else:
-            future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-            self.turn[path] = future
+            turn[path] = _RUNNING  # a future only if someone else waits for it
             try:
                 outcome = await self.execute(child, node_input, path, targets, _child_author(parent))
             except BaseException as error:
+                waiting = turn[path]
+                future = turn[path] = asyncio.get_running_loop().create_future()
                 future.set_exception(error)
                 future.exception()  # retrieved here; the awaiting caller sees the raise
+                if isinstance(waiting, asyncio.Future):
+                    waiting.set_exception(error)
+                    waiting.exception()
                 raise
-            future.set_result(outcome)
+            waiting = turn[path]
+            turn[path] = outcome
+            if isinstance(waiting, asyncio.Future):
+                waiting.set_result(outcome)
         if outcome.status == "completed":
             if use_as_output:
                 parent.deliver(outcome.output, outcome.output_seq)

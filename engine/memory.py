@@ -14,11 +14,12 @@ from .errors import (
     UnknownSessionError,
 )
 from .events import Event
+from .human import HumanPolicy, fold_answer
 from .store import STATUSES, SessionInfo
 
 
 def _track_pending(
-    pending: dict[str, str],
+    pending: dict[str, _Asked],
     answered: dict[str, Event],
     earlier: dict[str, Event],
     session_id: str,
@@ -27,24 +28,36 @@ def _track_pending(
     """Follow which interrupts are pending; refuse an answer to one that is not."""
     kind = event.kind
     if kind == "interrupt" and event.interrupt is not None:
-        pending[event.interrupt.id] = event.node_path
+        pending[event.interrupt.id] = (event.node_path, event.interrupt.human, [])
     elif kind == "answer" and event.answer is not None:
-        interrupt_id = event.answer.interrupt_id
+        answer = event.answer
+        interrupt_id = answer.interrupt_id
         if interrupt_id not in pending:
             first = answered.get(interrupt_id) or earlier.get(interrupt_id)
             if first is None:
                 raise UnknownInterruptError(session_id, [interrupt_id])
             raise InterruptAlreadyAnswered(interrupt_id, first.author, first.timestamp)
+        path, policy, given = pending[interrupt_id]
+        if policy is not None and policy.quorum:  # an approval short of the quorum: still pending
+            actor = answer.actor or event.author
+            resolved, folded = fold_answer(policy, given, actor, answer.value, answer.timed_out)
+            if not resolved:
+                pending[interrupt_id] = (path, policy, folded)
+                return
         del pending[interrupt_id]
         answered[interrupt_id] = event
     elif kind in ("error", "completed") and pending:
         # A failed or finished execution withdraws the questions it asked itself.
-        for interrupt_id in [i for i, path in pending.items() if path == event.node_path]:
+        for interrupt_id in [i for i, asked in pending.items() if asked[0] == event.node_path]:
             del pending[interrupt_id]
 
 
 _ASKS = frozenset({"interrupt", "answer"})
 _ENDS = frozenset({"error", "completed"})  # withdraw what the execution asked
+
+
+# A pending question: the path that asked, its human-step policy, the approvals given so far.
+_Asked = tuple[str, HumanPolicy | None, list[dict[str, Any]]]
 
 
 class _Log:
@@ -67,7 +80,7 @@ class _Log:
         self.status = "running"
         self.events: list[Event] = []
         self.created_at = self.updated_at = time.time()
-        self.pending: dict[str, str] = {}  # interrupt id -> the path that asked
+        self.pending: dict[str, _Asked] = {}  # interrupt id -> the path that asked, ...
         self.answered: dict[str, Event] = {}
 
 
@@ -104,7 +117,7 @@ class InMemoryEventStore:
         return self._append(session_id, events, expected_seq)
 
     def _append(self, session_id: str, events: Sequence[Event], expected_seq: int) -> int:
-        log = self._log(session_id)
+        log = self._logs.get(session_id) or self._log(session_id)
         last = len(log.events)
         if last != expected_seq:
             raise ConcurrencyError(session_id, expected_seq, last)

@@ -66,12 +66,22 @@ class BaseNode(StrictModel):
     def check_input(self, value: Any) -> Any:
         """Validate the node's input into ``input_type``; fail naming the node and fields."""
         check = self.input_validator
-        return value if check is None else _checked(self.name, "input", self.input_type, check, value)
+        if check is None:
+            return value
+        try:
+            return check(value)
+        except ValidationError as error:
+            raise _mismatch(self.name, "input", self.input_type, error) from error
 
     def check_output(self, value: Any) -> Any:
         """Validate an output into ``output_type``; fail naming the node and fields."""
         check = self.output_validator
-        return value if check is None else _checked(self.name, "output", self.output_type, check, value)
+        if check is None:
+            return value
+        try:
+            return check(value)
+        except ValidationError as error:
+            raise _mismatch(self.name, "output", self.output_type, error) from error
 
     def restore_output(self, data: Any) -> Any:
         """Turn an output read back from the log into the declared output type."""
@@ -98,16 +108,13 @@ def _validator_for(name: str, annotation: Any, what: str) -> Callable[[Any], Any
         ) from error
 
 
-def _checked(name: str, what: str, annotation: Any, check: Callable[[Any], Any], value: Any) -> Any:
-    try:
-        return check(value)
-    except ValidationError as error:
-        details = "; ".join(
-            f"{'.'.join(str(part) for part in item['loc']) or '(value)'}: {item['msg']}"
-            for item in error.errors()
-        )
-        wanted = getattr(annotation, "__name__", annotation)
-        raise WorkflowError(f"Node '{name}': {what} does not match {wanted}: {details}") from error
+def _mismatch(name: str, what: str, annotation: Any, error: ValidationError) -> WorkflowError:
+    details = "; ".join(
+        f"{'.'.join(str(part) for part in item['loc']) or '(value)'}: {item['msg']}"
+        for item in error.errors()
+    )
+    wanted = getattr(annotation, "__name__", annotation)
+    return WorkflowError(f"Node '{name}': {what} does not match {wanted}: {details}")
 
 
 class StartNode(BaseNode):
@@ -162,7 +169,12 @@ class FunctionNode(BaseNode):
         Only generator functions go through an async generator: a plain call is most nodes,
         and a generator per call was a good part of a node's cost.
         """
-        kwargs = bind(self.signature, self.name, ctx, node_input)
+        signature = self.signature
+        only = signature.input_only
+        if only is not None:
+            kwargs: dict[str, Any] = {only: node_input}
+        else:
+            kwargs = bind(signature, self.name, ctx, node_input)
         style = self.style
         if style == _SYNC:
             return Returned(self.func(**kwargs))

@@ -2,24 +2,44 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from .context import Execution
 from .errors import NodeInterruptedError, WorkflowError
 
 
-@dataclass(slots=True)
 class Outcome:
-    """How a node execution ended: completed (output, route), waiting or failed."""
+    """How a node execution ended: completed (output, route), waiting or failed.
 
-    status: str
-    output: Any = None
-    route: Any = None
-    interrupts: list[str] = field(default_factory=list)
-    error: BaseException | None = None
-    seq: int = 0  # for a replayed completion: where it happened in the log
-    output_seq: int = 0  # the event that carries the output (0: none)
+    A plain class: one is made per node execution (a dataclass's ``__init__`` with a default
+    factory cost twice as much).
+    """
+
+    __slots__ = ("error", "interrupts", "output", "output_seq", "route", "seq", "status")
+
+    def __init__(
+        self,
+        status: str,
+        output: Any = None,
+        route: Any = None,
+        interrupts: list[str] | None = None,
+        error: BaseException | None = None,
+        seq: int = 0,  # for a replayed completion: where it happened in the log
+        output_seq: int = 0,  # the event that carries the output (0: none)
+    ) -> None:
+        self.status = status
+        self.output = output
+        self.route = route
+        self.interrupts: list[str] = [] if interrupts is None else interrupts
+        self.error = error
+        self.seq = seq
+        self.output_seq = output_seq
+
+    def __repr__(self) -> str:
+        return (
+            f"Outcome({self.status!r}, output={self.output!r}, route={self.route!r}, "
+            f"interrupts={self.interrupts!r}, error={self.error!r})"
+        )
 
 
 def split_group(ex: Execution, group: BaseExceptionGroup[Any]) -> tuple[bool, BaseException | None]:

@@ -13,6 +13,7 @@ from enum import Enum
 from typing import Any
 
 from .events import Answer, ErrorInfo, Event, Interrupt
+from .human import Ledger
 
 
 class NodeRecord:
@@ -21,6 +22,7 @@ class NodeRecord:
     __slots__ = (
         "answered_at",
         "done",
+        "edited_input",
         "error",
         "failed_below",
         "has_output",
@@ -50,6 +52,7 @@ class NodeRecord:
         self.seen_up_to = 0  # the log position the latest execution's decision was based on
         self.failed_below: frozenset[str] | set[str] = frozenset()
         self.seq = 0  # where the execution completed in the log
+        self.edited_input: Any = None  # the input an operator's retry gave this path, if any
 
     def ask(self, interrupt: Interrupt) -> None:
         if self.pending is _NO_QUESTIONS:
@@ -110,6 +113,7 @@ class ReplayIndex:
     output: Any = None
     # seq -> output of the events that carry the workflow's own output (usually one a run)
     root_outputs: dict[int, Any] = field(default_factory=dict)
+    people: Ledger = field(default_factory=Ledger)  # claims, escalations, approvals so far
 
     def record(self, path: str) -> NodeRecord:
         record = self.records.get(path)
@@ -124,26 +128,37 @@ class ReplayIndex:
             self.state.update(event.state)
         kind = event.kind
         if kind == "started":
-            record = self.record(event.node_path)
-            if record.error is not None:
-                self._mark_failed(event.node_path, False)
+            path = event.node_path
+            record = self.records.get(path)
+            if record is None:
+                record = self.records[path] = NodeRecord()  # fresh: nothing to forget
+            else:
+                if record.error is not None:
+                    self._mark_failed(path, False)
+                    record.error = None
+                record.done = False
+                record.forget_outcome()
             record.started = True
-            record.done = False
-            record.error = None
             record.seen_up_to = event.seen_seq if event.seen_seq is not None else event.seq
-            record.forget_outcome()
-        elif kind in ("completed", "output", "route", "state"):
+        elif kind in _OUTCOMES:
             self._apply_outcome(event)
         elif kind == "interrupt" and event.interrupt is not None:
             self._apply_interrupt(event.interrupt)
         elif kind == "answer" and event.answer is not None:
             self._apply_answer(event, event.answer)
+        elif kind == "assignment" and event.assignment is not None:
+            self.people.apply(event.assignment)
         elif kind == "error":
             record = self.record(event.node_path)
             record.error = event.error
             record.forget_outcome()  # a failed attempt's output and route do not count
             self._withdraw(event.node_path, record)
             self._mark_failed(event.node_path, True)
+            if self.people.timed_out:
+                self.people.failed(event.node_path)
+        elif kind == "retry":
+            if event.input is not None:
+                self.record(event.node_path).edited_input = event.input
         elif kind == "status":
             self.status = event.status
             self.error = event.error if event.status == "failed" else None
@@ -155,16 +170,18 @@ class ReplayIndex:
                 )
 
     def _apply_outcome(self, event: Event) -> None:
-        own = self.record(event.node_path)
+        own_path = event.node_path
+        own = self.records.get(own_path) or self.record(own_path)
         output = event.output
         if output is not None:
-            for path in event.output_for or (event.node_path,):
-                record = own if path == event.node_path else self.record(path)
+            seq = event.seq
+            for path in event.output_for or (own_path,):
+                record = own if path == own_path else self.record(path)
                 record.output = output
                 record.has_output = True
-                record.output_seq = event.seq
+                record.output_seq = seq
                 if path == self.root_path:
-                    self.root_outputs[event.seq] = output
+                    self.root_outputs[seq] = output
         if event.route is not None:
             own.route = event.route
         if event.kind == "completed":
@@ -192,15 +209,31 @@ class ReplayIndex:
 
     def _apply_interrupt(self, interrupt: Interrupt) -> None:
         self.pending[interrupt.id] = interrupt
+        if interrupt.human is not None:
+            self.people.asked(interrupt.id)
         for path in ancestors(interrupt.node_path):
             self.record(path).ask(interrupt)
 
     def _apply_answer(self, event: Event, answer: Answer) -> None:
-        interrupt = self.pending.pop(answer.interrupt_id, None)
+        value = answer.value
+        interrupt = self.pending.get(answer.interrupt_id)
+        if interrupt is not None and interrupt.human is not None:
+            # Human steps: an approval short of its quorum leaves the question pending;
+            # a deadline without a default resolves it as timed out (engine.human).
+            actor = answer.actor or event.author
+            resolved, value = self.people.answer(
+                interrupt.id, interrupt.node_path, interrupt.human, actor, value, answer.timed_out
+            )
+            if not resolved:
+                return
+        self.pending.pop(answer.interrupt_id, None)
         self.answered[answer.interrupt_id] = event
         path = interrupt.node_path if interrupt is not None else event.node_path
         for prefix in ancestors(path):
-            self.record(prefix).answer(answer.interrupt_id, answer.value, event.seq)
+            self.record(prefix).answer(answer.interrupt_id, value, event.seq)
+
+
+_OUTCOMES = frozenset({"completed", "output", "route", "state"})
 
 
 class Action(Enum):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import human
 from .answers import check_answer
 from .errors import (
     ConcurrencyError,
@@ -16,16 +18,19 @@ from .errors import (
     InvalidAnswerError,
     InvalidInputError,
     NoAnswersError,
+    NotFailedNodeError,
     ReplayDivergenceError,
     SessionStateError,
     SessionVersionError,
     UnknownInterruptError,
     UnreadableLogError,
+    ValueLimitError,
     WorkflowError,
 )
-from .events import Answer, ErrorInfo, Event, Interrupt
+from .events import Answer, ErrorInfo, Event, Interrupt, stored_event
 from .execution import SessionRun
-from .limits import check_id, safe_text
+from .gate import NodeGate
+from .limits import check_id, check_input, safe_text
 from .memory import InMemoryEventStore
 from .outcome import Outcome
 from .replay import ReplayIndex
@@ -36,6 +41,20 @@ from .workflow import Workflow
 from .writer import LogWriter, draft
 
 _ANSWER_ATTEMPTS = 20
+MAX_REASON_CHARS = 2000  # a cancel's or a retry's reason
+
+
+def check_reason(reason: str) -> None:
+    """Refuse a reason the log should not keep: too long, a NUL, an unpaired surrogate."""
+    if len(reason) > MAX_REASON_CHARS:
+        raise ValueLimitError(
+            f"The reason is {len(reason)} characters long; the limit is {MAX_REASON_CHARS}",
+            "The reason",
+            "size",
+            MAX_REASON_CHARS,
+            len(reason),
+        )
+    check_input(reason, "The reason")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,12 +80,17 @@ class _Loaded:
 class Runner:
     """Drives runs of ``workflow`` against ``store`` (in memory unless given)."""
 
-    def __init__(self, workflow: Workflow, store: EventStore | None = None) -> None:
+    def __init__(
+        self, workflow: Workflow, store: EventStore | None = None, gate: NodeGate | None = None
+    ) -> None:
         self.workflow = workflow
         self.store: EventStore = store if store is not None else InMemoryEventStore()
+        self.gate = gate  # a host's drain: see engine.gate
         self._root = f"{workflow.name}@1"
+        # A store that knows the host's users and groups checks assignees (engine.human).
+        self._directory: human.Directory | None = getattr(self.store, "unknown_names", None)
         self._turns: dict[str, asyncio.Task[RunResult]] = {}
-        self._cancelled_by: dict[str, str | None] = {}
+        self._cancelled_by: dict[str, tuple[str | None, str | None]] = {}
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     # -- public API ---------------------------------------------------------------
@@ -112,11 +136,15 @@ class Runner:
         self._check_open(loaded)
         return await self._turn(loaded, loaded.info.input)
 
-    async def cancel(self, session_id: str, actor: str | None = None) -> RunResult:
-        """Stop a run for good; a turn in flight in this runner is cancelled."""
+    async def cancel(self, session_id: str, actor: str | None = None, reason: str | None = None) -> RunResult:
+        """Stop a run for good, recording who did and why; a turn in flight in this runner is cancelled."""
+        if actor is not None:
+            check_id(actor, "The actor's name", caller=True)
+        if reason is not None:
+            check_reason(reason)
         turn = self._turns.get(session_id)
         if turn is not None:
-            self._cancelled_by[session_id] = actor
+            self._cancelled_by[session_id] = (actor, reason)
             turn.cancel()
             return await asyncio.shield(turn)
         try:
@@ -124,7 +152,85 @@ class Runner:
         except UnreadableLogError:
             loaded = await self._unread(session_id)  # a log that cannot be read can still end
         self._check_open(loaded)
-        return await self._finish_cancelled(loaded, actor)
+        return await self._finish_cancelled(loaded, actor, reason)
+
+    def failed_nodes(self, events: list[Event]) -> dict[str, Event]:
+        """The nodes whose latest attempt failed, with that attempt's ``error`` event."""
+        index = ReplayIndex(self._root)
+        latest: dict[str, Event] = {}
+        for event in events:
+            index.apply(event)
+            if event.kind == "error":
+                latest[event.node_path] = event
+        return {
+            path: event
+            for path, event in latest.items()
+            if (record := index.records.get(path)) is not None and record.error is not None
+        }
+
+    async def record_retry(
+        self,
+        session_id: str,
+        node_path: str | None = None,
+        node_input: Any = None,
+        actor: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        """Record that ``actor`` retries the failed run, executing nothing (``advance`` does).
+
+        ``node_path`` names one failed node (``failed_nodes``); ``node_input`` (with a node,
+        not None) is that node's input from then on. Raises ``SessionStateError`` unless the
+        run failed, ``NotFailedNodeError`` for a node that did not fail, ``InvalidInputError``
+        or ``ValueLimitError`` for an input the node or the log refuses; nothing is written then.
+        """
+        loaded = await self._load(session_id)
+        if loaded.info.status != "failed":
+            raise SessionStateError(
+                f"Session {session_id!r} is {loaded.info.status}; only a failed run can be retried"
+            )
+        if actor is not None:
+            check_id(actor, "The actor's name", caller=True)
+        if reason is not None:
+            check_reason(reason)
+        fields: dict[str, Any] = {}
+        if node_path is not None:
+            failed = [path for path, record in loaded.index.records.items() if record.error is not None]
+            if node_path not in failed:
+                raise NotFailedNodeError(session_id, node_path, failed)
+            if node_input is not None:
+                fields["input"] = self._edited_input(node_path, node_input)
+        elif node_input is not None:
+            raise InvalidInputError("An edited input needs the failed node it is for")
+        if reason:
+            fields["message"] = reason
+        await loaded.writer.write(draft("retry", node_path or self._root, actor or "user", **fields))
+
+    async def retry(
+        self,
+        session_id: str,
+        node_path: str | None = None,
+        node_input: Any = None,
+        actor: str | None = None,
+        reason: str | None = None,
+    ) -> RunResult:
+        """``record_retry``, then execute: completed nodes replay, the failed ones run again."""
+        await self.record_retry(session_id, node_path, node_input, actor, reason)
+        return await self.advance(session_id)
+
+    def _edited_input(self, node_path: str, node_input: Any) -> Any:
+        """The edited input as the log keeps it, checked against a graph node's input type."""
+        try:
+            stored = to_json(node_input, "The edited input", caller=True)
+        except WorkflowError as error:  # not JSON data (a limit raises ValueLimitError)
+            raise InvalidInputError(str(error)) from error
+        parts = node_path.split("/")
+        node = self.workflow.graph.nodes.get(parts[1].rpartition("@")[0]) if len(parts) == 2 else None
+        if node is not None:
+            try:
+                node.check_input(stored)
+            except WorkflowError as error:
+                raise InvalidInputError(str(error)) from error
+        return stored
 
     async def result(self, session_id: str) -> RunResult:
         """Where the run stands, read from the log."""
@@ -209,14 +315,23 @@ class Runner:
             raise SessionStateError(f"Session {loaded.info.session_id!r} is {status}; it cannot continue")
 
     async def _record_answers(self, loaded: _Loaded, answers: Mapping[str, Any], actor: str | None) -> None:
+        await self._record(loaded, lambda: self._answer_drafts(loaded, answers, actor))
+
+    async def _record(self, loaded: _Loaded, build: Callable[[], list[dict[str, Any]]]) -> list[Event]:
+        """Append what ``build`` checks and drafts against the log as it is now; return it."""
         for _ in range(_ANSWER_ATTEMPTS):
-            drafts = self._answer_drafts(loaded, answers, actor)
+            drafts = build()
+            if not drafts:
+                return []
+            loaded.writer.absorbs = False  # what others append meanwhile is checked again
             try:
                 await loaded.writer.write(*drafts)
-                return
+                return [stored_event(item) for item in drafts]
             except ConcurrencyError:
                 # A turn in flight moved the log on while we checked: read on and check again.
                 await self._catch_up(loaded)
+            finally:
+                loaded.writer.absorbs = True
         raise ConcurrencyError(loaded.info.session_id, loaded.index.last_seq, -1)
 
     async def _catch_up(self, loaded: _Loaded) -> None:
@@ -249,9 +364,70 @@ class Runner:
             except WorkflowError as error:
                 raise InvalidAnswerError(interrupt_id, {"": [str(error)]}) from error
             check_answer(interrupt_id, interrupt.response_schema, stored)
+            if interrupt.human is not None:
+                human.check_answer_by(index.people, interrupt_id, interrupt.human, actor)
             answer = Answer(interrupt_id=interrupt_id, value=stored, actor=actor)
             drafts.append(draft("answer", interrupt.node_path, actor or "user", answer=answer))
         return drafts
+
+    # -- human steps (engine.human) -----------------------------------------------------
+
+    async def decide(
+        self,
+        session_id: str,
+        interrupt_id: str,
+        decision: str,
+        actor: str,
+        users: list[str] | None = None,
+        *,
+        force: bool = False,
+    ) -> Event:
+        """Record a person's ``claim``, ``unclaim`` or ``reassign`` (to ``users``) of a pending
+        question; raises ``InterruptClaimedError`` or ``DecisionError`` and writes nothing.
+        ``force``: an unclaim of someone else's claim (an admin's)."""
+        loaded = await self._load(session_id)
+        self._check_open(loaded)
+        check_id(actor, "The actor's name", caller=True)
+
+        def build() -> list[dict[str, Any]]:
+            interrupt = loaded.index.pending.get(interrupt_id)
+            if interrupt is None:
+                raise UnknownInterruptError(session_id, [interrupt_id])
+            data = human.decision_data(loaded.index.people, interrupt_id, decision, actor, users, force)
+            return [draft("assignment", interrupt.node_path, actor, assignment=data)]
+
+        [event] = await self._record(loaded, build)
+        return event
+
+    async def fire_timers(self, session_id: str, now: float | None = None) -> list[Event]:
+        """Record what the clock decides by ``now`` (epoch seconds; default: now) on the run's
+        pending questions: reminders, escalations, and default answers (or time-outs) by the
+        actor ``deadline``. Returns the events written (none when nothing is due, or when
+        another process recorded them first). Call ``advance`` after an answer to go on."""
+        loaded = await self._load(session_id)
+        if loaded.info.status in FINAL_STATUSES:
+            return []
+        moment = time.time() if now is None else now
+
+        def build() -> list[dict[str, Any]]:
+            drafts = []
+            for interrupt_id, data, value, timed_out in human.due_decisions(
+                loaded.index.people, loaded.index.pending, moment
+            ):
+                path = loaded.index.pending[interrupt_id].node_path
+                if data is not None:
+                    drafts.append(draft("assignment", path, human.DEADLINE_ACTOR, assignment=data))
+                else:
+                    answer = Answer(
+                        interrupt_id=interrupt_id,
+                        value=value,
+                        actor=human.DEADLINE_ACTOR,
+                        timed_out=timed_out,
+                    )
+                    drafts.append(draft("answer", path, human.DEADLINE_ACTOR, answer=answer))
+            return drafts
+
+        return await self._record(loaded, build)
 
     # -- executing ------------------------------------------------------------------
 
@@ -283,12 +459,19 @@ class Runner:
             report = check_folded(self.workflow, loaded.events, index)
             if not report.replays:
                 return await self._refuse_divergent(loaded, str(report))
-        await self.store.set_status(session_id, "running")
         root = self._root
+        finished = index.records.get(root)
+        if finished is not None and finished.done and not index.pending:
+            # The last turn stopped between the workflow's completion and its status (a worker
+            # killed there): record the status alone; the workflow does not complete twice.
+            output = self.workflow.restore_output(finished.output)
+            outcome = Outcome("completed", output, output_seq=finished.output_seq)
+            return await self._finish(loaded, SessionRun(session_id, index, writer), outcome)
+        await self.store.set_status(session_id, "running")
         try:
             while True:
                 writer.absorbed_answers = 0
-                run = SessionRun(session_id, index, writer)
+                run = SessionRun(session_id, index, writer, self.gate, self._directory)
                 outcome = await run.execute(self.workflow, node_input, root, [root], self.workflow.name)
                 await writer.close()
                 if outcome.status != "waiting":
@@ -303,7 +486,7 @@ class Runner:
             await writer.close()
             if session_id not in self._cancelled_by:
                 raise  # the host stopped (shutdown, a worker cut): the run stays running, to resume
-            return await self._finish_cancelled(loaded, self._cancelled_by.pop(session_id))
+            return await self._finish_cancelled(loaded, *self._cancelled_by.pop(session_id))
         return await self._finish(loaded, run, outcome)
 
     async def _finish(self, loaded: _Loaded, run: SessionRun, outcome: Outcome) -> RunResult:
@@ -344,9 +527,12 @@ class Runner:
         await self.store.set_status(session_id, "failed")
         return RunResult(session_id, "failed", error=message, error_type=info.type)
 
-    async def _finish_cancelled(self, loaded: _Loaded, actor: str | None) -> RunResult:
+    async def _finish_cancelled(
+        self, loaded: _Loaded, actor: str | None, reason: str | None = None
+    ) -> RunResult:
         session_id = loaded.info.session_id
-        await loaded.writer.write(draft("status", self._root, actor or "user", status="cancelled"))
+        fields = {"message": reason} if reason else {}
+        await loaded.writer.write(draft("status", self._root, actor or "user", status="cancelled", **fields))
         loaded.writer.seal()
         await self.store.set_status(session_id, "cancelled")
         return RunResult(session_id, "cancelled")

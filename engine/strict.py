@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import UnknownFieldError
 
@@ -20,8 +20,12 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     def __init__(self, /, **data: Any) -> None:
-        fields = type(self).model_fields
-        unknown = [key for key in data if key not in fields]
-        if unknown:
-            raise UnknownFieldError(type(self).__name__, unknown, list(fields))
-        super().__init__(**data)
+        # Validated first and looked at only when refused: a node may build an Event per call.
+        try:
+            self.__pydantic_validator__.validate_python(data, self_instance=self)
+        except ValidationError:
+            fields = type(self).model_fields
+            unknown = [key for key in data if key not in fields]
+            if unknown:
+                raise UnknownFieldError(type(self).__name__, unknown, list(fields)) from None
+            raise

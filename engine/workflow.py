@@ -163,6 +163,8 @@ class _Scheduler:
         self.finished: deque[asyncio.Task[Any]] = deque()
         self.replayed: list[tuple[int, int, BaseNode, Any]] = []  # heap by recorded seq
         self.wakeup: asyncio.Future[None] | None = None
+        self.loop = asyncio.get_running_loop()
+        self.replay, self.execute_child = ctx.child_hooks()
 
     async def run(self, node_input: Any) -> list[tuple[str, Any, int]]:
         self._trigger(START, node_input, None)
@@ -177,7 +179,7 @@ class _Scheduler:
                 if not self.running:
                     break
                 if not self.finished:
-                    self.wakeup = asyncio.get_running_loop().create_future()
+                    self.wakeup = self.loop.create_future()
                     await self.wakeup
                 while self.finished:
                     task = self.finished.popleft()
@@ -194,7 +196,7 @@ class _Scheduler:
         return self.terminal_outputs
 
     def _execute(self, node: BaseNode, value: Any, path: str) -> Coroutine[Any, Any, Any]:
-        return self.ctx.execute_child(node, value, path, delegate=node.name in self.graph.terminal)
+        return self.execute_child(node, value, path, node.name in self.graph.terminal)
 
     def _start_ready(self) -> tuple[BaseNode, Any, str] | None:
         """Start what is ready; return the one node to await directly when it is alone.
@@ -202,7 +204,7 @@ class _Scheduler:
         Replayed completions are settled in the order they happened in the log, so the
         nodes they trigger get the same run ids and inputs as in the recorded turn.
         """
-        ctx, base = self.ctx, self.ctx.node_path
+        replay, base = self.replay, self.ctx.node_path
         while (self.ready or self.replayed) and self.failure is None:
             if not self.ready:
                 _, _, node, outcome = heapq.heappop(self.replayed)
@@ -214,7 +216,7 @@ class _Scheduler:
             number = self.activations.get(node.name, 0) + 1
             self.activations[node.name] = number
             path = f"{base}/{node.name}@{number}"
-            outcome = ctx.replay_child(node, path)
+            outcome = replay(node, path)
             if outcome is not None:
                 if outcome.status == "completed":
                     if is_join(node) and isinstance(outcome.output, dict):
@@ -225,9 +227,16 @@ class _Scheduler:
                 continue
             if not self.ready and not self.running and not self.replayed:
                 return node, value, path
-            task = asyncio.create_task(self._execute(node, value, path))
-            task.add_done_callback(self._finished)
+            # Eager: a node that never waits (most do not) ends right here, without a task
+            # step on the loop and a done callback; one that waits goes on as a task. Either
+            # way it is settled after what is ready now, as a task started later would be, so
+            # successors get the same run ids as in the recorded turn.
+            task = asyncio.Task(self._execute(node, value, path), loop=self.loop, eager_start=True)
             self.running[task] = node
+            if task.done():
+                self.finished.append(task)
+            else:
+                task.add_done_callback(self._finished)
         return None
 
     def _restore_join(self, recorded: dict[str, Any]) -> dict[str, Any]:

@@ -53,6 +53,7 @@ class LogWriter:
         self._inflight: asyncio.Task[None] | None = None
         self._nowait: Callable[..., int] | None = getattr(store, "append_nowait", None)
         self.absorbed_answers = 0  # answers others appended during this turn
+        self.absorbs = True  # False: a foreign append refuses the write (the caller checks again)
         self._sealed = False
         self.listeners: list[Callable[[Event], None]] = []
         # A store that passes notes on to whoever watches a run offers ``publish`` (Context.publish).
@@ -83,12 +84,32 @@ class LogWriter:
             task.add_done_callback(self._background.discard)
 
     async def write(self, *items: Draft) -> None:
+        if not self.write_now(*items):
+            await self._flush_locked()
+
+    def write_now(self, *items: Draft) -> bool:
+        """Queue ``items`` and commit them here if the store's append never waits.
+
+        True: committed. False: they are queued and the caller must ``await flush()``
+        (``write`` does), never write them again; this spares a coroutine per write on
+        the in-memory store.
+        """
         if self._sealed:
             # The turn already wrote its final status: a straggler (a child its caller never
             # awaited) stops here instead of writing after it.
             raise asyncio.CancelledError("the run's turn has ended")
         self._buffer.extend(items)
-        await self.flush()
+        return self._commit_now()
+
+    def _commit_now(self) -> bool:
+        """Commit the queue here through ``append_nowait`` when nothing is in flight."""
+        nowait = self._nowait
+        return (
+            nowait is not None
+            and self._inflight is None
+            and not self._lock.locked()
+            and self._flush_now(nowait)
+        )
 
     def seal(self) -> None:
         """Refuse every later write: the turn's final status is in the log."""
@@ -102,14 +123,10 @@ class LogWriter:
         step, and the next flush waits for it. A store whose append never waits
         (``append_nowait``, the in-memory one) is called right here: nothing to cut in half.
         """
-        nowait = self._nowait
-        if (
-            nowait is not None
-            and self._inflight is None
-            and not self._lock.locked()
-            and self._flush_now(nowait)
-        ):
-            return
+        if not self._commit_now():
+            await self._flush_locked()
+
+    async def _flush_locked(self) -> None:
         async with self._lock:
             inflight = self._inflight
             if inflight is not None:
@@ -172,6 +189,8 @@ class LogWriter:
                     await self._store.append(self._session_id, events, expected_seq=expected)
                     break
                 except ConcurrencyError:
+                    if not self.absorbs:
+                        raise
                     expected = await self._absorb_answers(expected)
                     events = [_renumbered(event, expected + 1 + n) for n, event in enumerate(events)]
         except asyncio.CancelledError:
@@ -182,17 +201,22 @@ class LogWriter:
         self._fold(events)
 
     async def _absorb_answers(self, expected: int) -> int:
-        """Fold answers someone appended meanwhile; anything else means the run moved on."""
+        """Fold answers, decisions on questions and comments someone appended meanwhile; anything
+        else means the run moved on."""
         newer = await self._store.list_events(self._session_id, after_seq=expected)
-        if not newer or any(event.kind != "answer" for event in newer):
+        if not newer or any(event.kind not in ("answer", "assignment", "comment") for event in newer):
             raise ConcurrencyError(self._session_id, expected, newer[-1].seq if newer else expected)
         self._fold(newer)
-        self.absorbed_answers += len(newer)
+        self.absorbed_answers += sum(1 for event in newer if event.kind == "answer")
         return newer[-1].seq
 
     def _fold(self, events: list[Event]) -> None:
         apply = self._index.apply
         listeners = self.listeners
+        if not listeners:
+            for event in events:
+                apply(event)
+            return
         for event in events:
             apply(event)
             for listener in listeners:

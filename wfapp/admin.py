@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import async_to_sync
+from django import forms
 from django.contrib import admin, messages
 from django.http import HttpRequest
 
 from . import permissions, services
-from .models import AnswerAttempt, Event, Interrupt, Session
+from .models import AnswerAttempt, Event, Interrupt, Session, WorkflowAccess
+from .registry import all_workflows
 
 if TYPE_CHECKING:
     ModelAdmin = admin.ModelAdmin[Any]
@@ -91,9 +93,19 @@ class EventAdmin(ReadOnlyAdmin):
 
 @admin.register(Interrupt)
 class InterruptAdmin(ReadOnlyAdmin):
-    list_display = ("interrupt_id", "session", "workflow", "node_path", "status", "answered_by", "created_at")
+    list_display = (
+        "interrupt_id",
+        "session",
+        "workflow",
+        "node_path",
+        "status",
+        "claimed_by",
+        "due_at",
+        "answered_by",
+        "created_at",
+    )
     list_filter = ("status", "workflow")
-    search_fields = ("interrupt_id", "session__id", "message")
+    search_fields = ("interrupt_id", "session__id", "message", "assignees", "claimed_by")
     list_select_related = ("session",)
 
 
@@ -105,4 +117,30 @@ class AnswerAttemptAdmin(ReadOnlyAdmin):
     list_select_related = ("session",)
 
 
+class WorkflowAccessForm(forms.ModelForm):  # type: ignore[type-arg]
+    """A rule names a registered workflow: a typo would silently restrict nothing."""
+
+    class Meta:
+        model = WorkflowAccess
+        fields = ("workflow", "group", "may_start", "may_answer", "may_view")
+
+    def clean_workflow(self) -> str:
+        name = str(self.cleaned_data["workflow"]).strip()
+        known = sorted(all_workflows())
+        if name not in known:
+            raise forms.ValidationError(f"No registered workflow {name!r}; registered: {', '.join(known)}")
+        return name
+
+
+@admin.register(WorkflowAccess)
+class WorkflowAccessAdmin(ModelAdmin):
+    """Per-workflow permissions by group: a workflow with no rule keeps the global permissions."""
+
+    form = WorkflowAccessForm
+    list_display = ("workflow", "group", "may_start", "may_answer", "may_view")
+    list_filter = ("workflow", "group")
+    list_select_related = ("group",)
+
+
 from .api import admin as _api_admin  # noqa: E402, F401  (registers the API tokens' admin)
+from .notify import admin as _notify_admin  # noqa: E402, F401  (registers the notifications' admin)

@@ -17,7 +17,7 @@ from typing import Any
 from engine.limits import safe_text
 
 from .models import AnswerAttempt, AttemptOutcome, Interrupt, InterruptStatus
-from .permissions import can_answer
+from .permissions import workflow_filter
 
 # Form fields that are not part of an answer (never kept with a refused form's fields).
 _NOT_ANSWER = frozenset({"csrfmiddlewaretoken", "next"})
@@ -57,11 +57,15 @@ def record_row(row: Interrupt, user: Any, value: Any, outcome: str, detail: str 
 
 
 def record_forbidden(pks: list[int], user: Any, value: Any) -> None:
-    """Record attempts on inbox rows ``pks`` by a user who may not answer (those rows that exist)."""
-    if not pks or can_answer(user):
+    """Record attempts on inbox rows ``pks`` by a user who may not answer them (those that exist)."""
+    if not pks:
         return
     detail = f"{actor_name(user) or 'An anonymous user'} may not answer interrupts"
-    rows = Interrupt.objects.filter(pk__in=pks).values_list("session_id", "interrupt_id")
+    rows = (
+        Interrupt.objects.filter(pk__in=pks)
+        .exclude(workflow_filter(user, "answer"))
+        .values_list("session_id", "interrupt_id")
+    )
     AnswerAttempt.objects.bulk_create(
         _attempt(session_id, interrupt_id, user, value, AttemptOutcome.FORBIDDEN, detail)
         for session_id, interrupt_id in rows

@@ -70,6 +70,10 @@ class NotPermitted(BadRequest):
     """The user lacks the permission the action needs (``wfapp.permissions``); nothing was written."""
 
 
+class NotAssignedError(NotPermitted):
+    """The user may answer questions, but not this one: its assignees, claim or quorum say who."""
+
+
 class RunStateError(BadRequest):
     """The run's status does not allow the action (retrying a run that did not fail, say)."""
 
@@ -80,3 +84,8 @@ class LeaseLostError(WfappError):
     def __init__(self, session_id: str, owner: str, epoch: int) -> None:
         self.session_id = session_id
         super().__init__(f"Run {session_id!r}: lease {owner}#{epoch} is no longer held")
+
+
+class RejectionReasonError(BadRequest):
+    """A "reject with reason" that is not one: not an approve/reject question, not a rejection,
+    or no reason (``wfapp.rejections``)."""

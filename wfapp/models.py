@@ -110,10 +110,23 @@ class Interrupt(models.Model):
     answered_at = models.DateTimeField(null=True, blank=True)
     answer_seq = models.BigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Human steps (engine.human), kept in step with the log for the inbox (wfapp.assignment):
+    # who may answer now as "|ann|group:finance|" ("" = anyone who may answer), who holds it,
+    # its deadline, when the clock next has something to do, and the quorum's approvals so far.
+    assignees = models.TextField(blank=True, default="")
+    claimed_by = models.CharField(max_length=200, blank=True, default="")
+    due_at = models.DateTimeField(null=True, blank=True)
+    timer_at = models.DateTimeField(null=True, blank=True)
+    approvals_required = models.PositiveIntegerField(default=1)
+    approvals = models.JSONField(default=list, blank=True)  # [{"actor": ..., "answer": ...}]
+    policy = models.JSONField(null=True, blank=True)  # the question's engine.human.HumanPolicy
 
     class Meta:
         ordering = ["created_at", "id"]
-        permissions = [("answer_interrupt", "Can answer interrupts")]
+        permissions = [
+            ("answer_interrupt", "Can answer interrupts"),
+            ("reassign_interrupt", "Can reassign questions held or assigned to others"),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["session", "interrupt_id", "request_seq"], name="wfapp_interrupt_request"
@@ -138,6 +151,12 @@ class Interrupt(models.Model):
             # reads every pending row for each run: with 10,000 waiting runs the sweep's query
             # took 100 s instead of 15 ms.
             models.Index(fields=["session", "status", "created_at", "id"], name="wfapp_interrupt_run_status"),
+            # The deadline sweep: pending questions whose clock has something due.
+            models.Index(
+                fields=["timer_at"],
+                condition=Q(status="pending", timer_at__isnull=False),
+                name="wfapp_interrupt_timer",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -182,4 +201,33 @@ class AnswerAttempt(models.Model):
         raise ValueError("Answer attempts are append-only; they cannot be deleted.")
 
 
+class WorkflowAccess(models.Model):
+    """A per-workflow rule: what members of ``group`` may do with runs of ``workflow``.
+
+    A workflow with no rule keeps the global permissions; once it has one, only its rules
+    decide (``wfapp.permissions``).
+    """
+
+    workflow = models.CharField(max_length=200, db_index=True, help_text="The registered workflow's name.")
+    group = models.ForeignKey("auth.Group", on_delete=models.CASCADE, related_name="workflow_access")
+    may_start = models.BooleanField(default=False, help_text="Start runs of the workflow.")
+    may_answer = models.BooleanField(default=False, help_text="Answer its questions (and view its runs).")
+    may_view = models.BooleanField(default=True, help_text="See its runs, their questions and events.")
+
+    class Meta:
+        verbose_name = "workflow access rule"
+        constraints = [
+            models.UniqueConstraint(fields=["workflow", "group"], name="wfapp_access_workflow_group")
+        ]
+
+    def __str__(self) -> str:
+        can = [
+            word
+            for word, on in (("start", self.may_start), ("answer", self.may_answer), ("view", self.may_view))
+            if on
+        ]
+        return f"{self.workflow}: {self.group} may {', '.join(can) or 'nothing'}"
+
+
 from .api.models import ApiToken, IdempotencyRecord  # noqa: E402, F401  (the API's models live with it)
+from .notify.models import AnswerLink, Delivery, DeliveryAttempt, Notice, NotifyPreference  # noqa: E402, F401

@@ -152,6 +152,14 @@ def get_workflow(name: str, version: str | None = None) -> Any:
         raise VersionNotDeployedError(name, version, list(found)) from None
 
 
+def drawable_workflow(name: str, version: str | None) -> Any:
+    """The workflow a run page draws and reads: the run's own version, else the newest, else None."""
+    found = _registry(tuple(settings.WFAPP_WORKFLOWS)).get(name)
+    if not found:
+        return None
+    return found.get(version or "") or _newest(found)
+
+
 def undeployed_runs() -> Q | None:
     """Runs of a registered workflow whose version is not registered (None: no workflow is)."""
     match: Q | None = None

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from .assignment import decode
+from .comments import comments
 from .errors import UnknownRunError
 from .models import Interrupt, InterruptStatus, Session
+from .permissions import can_view
 from .store import DjangoEventStore
 
 
 def interrupt_report(row: Interrupt) -> dict[str, Any]:
     """One interrupt as plain data."""
     return {
+        "question": row.pk,
         "id": row.interrupt_id,
         "node_path": row.node_path,
         "message": row.message,
@@ -21,15 +25,26 @@ def interrupt_report(row: Interrupt) -> dict[str, Any]:
         "answer": row.answer,
         "answered_by": row.answered_by or None,
         "answered_at": row.answered_at.isoformat() if row.answered_at else None,
+        # Human steps (wfapp.assignment): who may answer, who holds it, by when, the quorum so far.
+        "assignees": decode(row.assignees),
+        "claimed_by": row.claimed_by or None,
+        "due_at": row.due_at.isoformat() if row.due_at else None,
+        "approvals_required": row.approvals_required,
+        "approvals": row.approvals or [],
     }
 
 
-def run_report(session_id: str, *, events: bool = False) -> dict[str, Any]:
-    """A run's status, input, output or error, and interrupts (and, on request, its events)."""
+def run_report(session_id: str, *, events: bool = False, user: Any = None) -> dict[str, Any]:
+    """A run's status, input, output or error, and interrupts (and, on request, its events).
+
+    With ``user``, a run of a workflow that user may not view is unknown (None: the system).
+    """
     try:
         session = Session.objects.select_related("created_by").get(pk=session_id)
     except Session.DoesNotExist:
         raise UnknownRunError(session_id) from None
+    if user is not None and not can_view(user, session.workflow):
+        raise UnknownRunError(session_id)
     interrupts = list(session.interrupts.exclude(status=InterruptStatus.SUPERSEDED).order_by("request_seq"))
     report: dict[str, Any] = {
         "run": session.pk,
@@ -44,6 +59,7 @@ def run_report(session_id: str, *, events: bool = False) -> dict[str, Any]:
         "error": session.error,
         "pending": [interrupt_report(row) for row in interrupts if row.status == InterruptStatus.PENDING],
         "answered": [interrupt_report(row) for row in interrupts if row.status == InterruptStatus.ANSWERED],
+        "comments": comments(session_id),
         "last_seq": session.last_seq,
     }
     if events:

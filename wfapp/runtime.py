@@ -1,9 +1,11 @@
 """The embedded runtime: executes runs inside this process, many at once, each under a lease.
 
 ``kick(session_id)`` claims a run and advances it in a task of the runtime's event loop
-until it waits or ends; it is safe to call from any thread. A maintenance task renews the
-leases of the runs in flight and sweeps for runs that need a worker: runs left ``running``
-by a stopped process, and runs answered while no worker was around. The CLI uses ``drive``
+until it waits or ends; it is safe to call from any thread and returns the turn's future. A
+maintenance task renews the leases of the runs in flight and sweeps for runs that need a
+worker: runs left ``running`` by a stopped process, and runs answered while no worker was
+around; the sweep also purges expired ``Idempotency-Key`` records and fires the human steps'
+reminders, escalations and deadlines that are due (``wfapp.timers``). The CLI uses ``drive``
 directly, in its own process, under its own lease.
 """
 
@@ -14,23 +16,30 @@ import contextlib
 import contextvars
 import logging
 import threading
+from concurrent.futures import Future
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from engine import Runner, RunResult
+from engine import NodeGate, Runner, RunResult
 from engine.errors import ConcurrencyError, SessionStateError
 
-from . import doorbell
+from . import doorbell, timers
 from . import lease as leases
+from .api import idempotency
 from .errors import LeaseLostError, VersionNotDeployedError
 from .lease import Lease, Release
+from .notify import pump as notify_pump
 from .registry import get_workflow
 from .store import DjangoEventStore, close_connections
 from .watch import ChangeWatch
+from .worker.config import workers_mode
 
 logger = logging.getLogger(__name__)
+
+# The result of one turn of a run in a runtime, awaitable from any thread or loop.
+Turn = Future[RunResult | None]
 
 # Advances that change nothing before the runtime gives up on a run (an engine bug, not a loop).
 _MAX_IDLE_ADVANCES = 3
@@ -50,6 +59,8 @@ class Runtime:
         self._tasks: dict[str, asyncio.Task[RunResult | None]] = {}
         self._runners: dict[str, Runner] = {}
         self._maintenance: asyncio.Task[None] | None = None
+        self.gate = NodeGate()  # closed by ``drain``
+        self._notifier: asyncio.Task[None] | None = None
 
     @property
     def running(self) -> bool:
@@ -63,13 +74,17 @@ class Runtime:
         if self.sweep_enabled:
             await self.sweep()
         self._maintenance = asyncio.ensure_future(self._maintain())
+        if self.sweep_enabled and not workers_mode():  # workers mode: a periodic job (notify_tasks)
+            self._notifier = asyncio.ensure_future(notify_pump.run_forever())
 
     async def stop(self) -> None:
         """Stop executing: cancel the runs in flight and free their leases for the next start."""
-        if self._maintenance is not None:
-            self._maintenance.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._maintenance
+        for background in (self._maintenance, self._notifier):
+            if background is not None:
+                background.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await background
+        self._notifier = None
         tasks = list(self._tasks.values())
         for task in tasks:
             task.cancel()
@@ -78,12 +93,36 @@ class Runtime:
         await close_connections()
         self._loop = None
 
-    def kick(self, session_id: str, *, retry: bool = False) -> None:
-        """Claim the run and advance it in the background (from any thread)."""
+    async def drain(self, grace: float) -> list[str]:
+        """Stop the turns in flight at node boundaries; return the runs cut (still running).
+
+        Nodes already executing get up to ``grace`` seconds to finish and record their outcome;
+        no new node starts. Turns that end meanwhile (waiting, completed) end as usual; the
+        others are cancelled once no node of theirs is executing, or when ``grace`` is over
+        (a node still executing then runs again wherever the run resumes).
+        """
+        self.gate.close()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(grace):
+                await self.gate.wait_idle()
+        cut = [session_id for session_id, task in self._tasks.items() if not task.done()]
+        tasks = [self._tasks[session_id] for session_id in cut]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return cut
+
+    def kick(self, session_id: str, *, retry: bool = False) -> Turn | None:
+        """Claim the run and advance it in the background (from any thread).
+
+        Returns the turn: a future of its result once the run is settled here (None when
+        another live worker holds the run, or this turn lost it); None when no runtime runs
+        in this process (the next sweep takes the run up).
+        """
         loop = self._loop
         if loop is None or loop.is_closed():
             logger.info("no runtime runs in this process; run %s waits for the next sweep", session_id)
-            return
+            return None
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
@@ -91,14 +130,30 @@ class Runtime:
         # A fresh context: the caller's may tie sync_to_async to an async_to_sync executor
         # (a sync view's, say) that is gone by the time the run executes.
         fresh = contextvars.Context()
+        turn: Turn = Future()
         if running is loop:
-            loop.call_soon(self._spawn, session_id, retry, context=fresh)
+            loop.call_soon(self._spawn, session_id, retry, turn, context=fresh)
         else:
-            loop.call_soon_threadsafe(self._spawn, session_id, retry, context=fresh)
+            loop.call_soon_threadsafe(self._spawn, session_id, retry, turn, context=fresh)
+        return turn
 
-    def _spawn(self, session_id: str, retry: bool) -> None:
+    def _spawn(self, session_id: str, retry: bool, turn: Turn) -> None:
         task = asyncio.ensure_future(self._claim_and_drive(session_id, retry))
         task.add_done_callback(log_failure)
+        task.add_done_callback(lambda claimed: self._follow(session_id, claimed, turn))
+
+    def _follow(self, session_id: str, claimed: asyncio.Task[None], turn: Turn) -> None:
+        """Settle ``turn`` with the result of the run's turn here (ours or one already running)."""
+        drive = self._tasks.get(session_id)
+        if claimed.cancelled() or claimed.exception() is not None or drive is None:
+            _resolve(turn, None)
+            return
+
+        def settle(done: asyncio.Task[RunResult | None]) -> None:
+            failed = done.cancelled() or done.exception() is not None
+            _resolve(turn, None if failed else done.result())
+
+        drive.add_done_callback(settle)
 
     async def _claim_and_drive(self, session_id: str, retry: bool) -> None:
         if session_id in self._tasks and not self._tasks[session_id].done():
@@ -138,7 +193,7 @@ class Runtime:
             logger.info("run %s waits: %s", session_id, missing)
             await sync_to_async(leases.drop)(lease)
             return None
-        runner = Runner(workflow, store=store)
+        runner = Runner(workflow, store=store, gate=self.gate)
         self._runners[session_id] = runner
         result: RunResult | None = None
         idle = 0
@@ -173,18 +228,23 @@ class Runtime:
         finally:
             self._runners.pop(session_id, None)
 
-    async def cancel_local(self, session_id: str, actor: str | None) -> RunResult | None:
+    async def cancel_local(
+        self, session_id: str, actor: str | None, reason: str | None = None
+    ) -> RunResult | None:
         """Cancel a run this runtime is executing; None if it executes no such run."""
         runner = self._runners.get(session_id)
         if runner is None:
             return None
-        return await runner.cancel(session_id, actor=actor)
+        return await runner.cancel(session_id, actor=actor, reason=reason)
 
     async def sweep(self) -> None:
-        """Claim and advance every run that needs a worker and has none."""
+        """Claim and advance every run that needs a worker and has none; purge what expired; then
+        record the human steps' reminders, escalations and deadlines that are due (``wfapp.timers``)."""
         for session_id in await sync_to_async(leases.runs_needing_work)():
             if session_id not in self._tasks:
                 await self._claim_and_drive(session_id, False)
+        await sync_to_async(idempotency.purge_expired)()
+        await timers.fire_due()
 
     async def wait_idle(self, timeout: float = 30.0) -> None:
         """Wait until no run is in flight here (tests and the CLI use it)."""
@@ -224,6 +284,11 @@ class Runtime:
         assert self.watch is not None
         for row in await sync_to_async(self.watch.changed)(self.owner):
             await doorbell.ring(row["id"], row["last_seq"], runs=True, inbox=True)
+
+
+def _resolve(turn: Turn, result: RunResult | None) -> None:
+    if turn.set_running_or_notify_cancel():  # False: the waiter gave up on it (cancelled)
+        turn.set_result(result)
 
 
 def log_failure(task: asyncio.Task[Any]) -> None:

@@ -25,20 +25,38 @@ from engine.errors import (
     ConcurrencyError,
     InterruptAlreadyAnswered,
     InvalidAnswerError,
+    InvalidInputError,
     SessionStateError,
     UnknownInterruptError,
     ValueLimitError,
 )
 from engine.limits import check_input
+from engine.runner import check_reason
 
-from . import audit, doorbell, runtime
+from . import assignment, audit, doorbell, failures, rejections, runtime
 from . import lease as leases
 from .audit import actor_name
-from .errors import InputValidationError, RunStateError, UnknownRunError
+from .errors import (
+    InputValidationError,
+    NotAssignedError,
+    NotPermitted,
+    RejectionReasonError,
+    RunStateError,
+    UnknownRunError,
+)
 from .inputs import schema_errors
 from .lease import Lease
-from .models import AttemptOutcome, RunStatus, Session
-from .permissions import can_answer, can_cancel, can_retry, check_start, require
+from .models import AttemptOutcome, Interrupt, InterruptStatus, RunStatus, Session
+from .permissions import (
+    answer_refusal,
+    can_answer,
+    can_cancel,
+    can_reassign,
+    can_retry,
+    can_view,
+    check_start,
+    require,
+)
 from .registry import get_workflow
 from .store import DjangoEventStore
 from .worker import dispatch
@@ -54,9 +72,12 @@ def _session(session_id: str) -> Session:
 
 
 def _permitted_session(session_id: str, user: Any, allowed: Any, action: str) -> Session:
-    """The run, once ``user`` (unless None, the trusted system) passes ``allowed(user, session)``."""
+    """The run, once ``user`` (unless None, the trusted system) passes ``allowed(user, session)``;
+    a run ``user`` may not view is unknown to them."""
     session = _session(session_id)
     if user is not None:
+        if not can_view(user, session.workflow):
+            raise UnknownRunError(session_id)
         require(allowed(user, session), user, action)
     return session
 
@@ -141,8 +162,12 @@ async def _already_answered(
 
 
 def _answerable_session(session_id: str, interrupt_id: str, user: Any, value: Any) -> Session:
-    """The run, once ``user`` may answer (a refusal on a known question is recorded)."""
-    if not can_answer(user):
+    """The run, once ``user`` may answer this question (a refusal on a known question is
+    recorded); a run ``user`` may not view is unknown to them."""
+    session = _session(session_id)
+    if can_answer(user, session.workflow):
+        _check_assigned(session_id, interrupt_id, user, value)
+    else:
         who = actor_name(user) or "An anonymous user"
         audit.record(
             session_id,
@@ -150,16 +175,49 @@ def _answerable_session(session_id: str, interrupt_id: str, user: Any, value: An
             user,
             value,
             AttemptOutcome.FORBIDDEN,
-            f"{who} may not answer interrupts",
+            f"{who} may not answer interrupts of {session.workflow!r}",
         )
-        require(False, user, "answer interrupts")
-    return _session(session_id)
+        if not can_view(user, session.workflow):
+            raise UnknownRunError(session_id)
+        require(False, user, f"answer interrupts of {session.workflow!r}")
+    return session
+
+
+def _pending_row(session_id: str, interrupt_id: str) -> Interrupt | None:
+    return (
+        Interrupt.objects.select_related("session")
+        .filter(session_id=session_id, interrupt_id=interrupt_id, status=InterruptStatus.PENDING)
+        .first()
+    )
+
+
+def _check_assigned(session_id: str, interrupt_id: str, user: Any, value: Any) -> None:
+    """Refuse (and record) an answer by someone the question's assignees, claim or quorum exclude."""
+    row = _pending_row(session_id, interrupt_id)
+    reason = answer_refusal(user, row) if row is not None else None
+    if reason is not None:
+        who = actor_name(user)
+        audit.record(session_id, interrupt_id, user, value, AttemptOutcome.FORBIDDEN, f"{who}: {reason}")
+        raise NotAssignedError(f"{who} may not answer: {reason}")
 
 
 async def answer_interrupt(
-    session_id: str, interrupt_id: str, value: Any, *, user: Any, advance: bool = True
-) -> None:
+    session_id: str,
+    interrupt_id: str,
+    value: Any,
+    *,
+    user: Any,
+    advance: bool = True,
+    reason: str | None = None,
+) -> runtime.Turn | None:
     """Record an answer (first answer wins), then advance the run in the background.
+
+    Returns the turn that takes the answer up when it runs in this process (embedded mode; a
+    future of its result, see ``Runtime.kick``), None when it runs elsewhere (a worker's job,
+    deferred with the answer, or the next sweep) or ``advance`` is False.
+
+    With ``reason``, the answer is an approve/reject question's rejection with that reason
+    (``wfapp.rejections``; ``BadRequest`` when it is not one, or the reason is empty).
 
     Raises ``NotPermitted``, ``UnknownRunError``, ``engine.errors.UnknownInterruptError``,
     ``InvalidAnswerError`` (``.field_errors``), ``InterruptAlreadyAnswered`` (``.answered_by``,
@@ -179,6 +237,15 @@ async def answer_interrupt(
         await sync_to_async(audit.record)(session_id, interrupt_id, user, None, outcome, str(refused))
         raise
     session = await sync_to_async(_answerable_session)(session_id, interrupt_id, user, value)
+    to_comment = None
+    if reason is not None:
+        row = await sync_to_async(_pending_row)(session_id, interrupt_id)
+        if row is not None:
+            try:
+                value, to_comment = rejections.with_reason(row.response_schema, value, reason)
+            except RejectionReasonError as refused:
+                await _refused(session_id, interrupt_id, user, value, AttemptOutcome.INVALID, str(refused))
+                raise
     runner = Runner(get_workflow(session.workflow), store=DjangoEventStore())
     for _ in range(_CONFLICT_RETRIES):
         try:
@@ -199,20 +266,109 @@ async def answer_interrupt(
         busy = f"Run {session_id!r} is too busy to take the answer; try again"
         await _refused(session_id, interrupt_id, user, value, AttemptOutcome.BUSY, busy)
         raise RunStateError(busy)
-    if advance:
-        dispatch.after_answer(session_id)  # workers mode queued the advance with the answer
+    if to_comment is not None:
+        await _rejection_comment(session_id, interrupt_id, user, to_comment)
+    if not advance:
+        return None
+    return dispatch.after_answer(session_id)  # workers mode queued the advance with the answer
+
+
+async def _rejection_comment(session_id: str, interrupt_id: str, user: Any, reason: str) -> None:
+    """A rejection's reason the answer has no field for: the run's comment on that question."""
+    from .comments import add_comment
+
+    pk = (
+        await Interrupt.objects.filter(session_id=session_id, interrupt_id=interrupt_id)
+        .order_by("-request_seq")
+        .values_list("pk", flat=True)
+        .afirst()
+    )
+    await add_comment(session_id, f"Rejected: {reason}", user=user, interrupt_pk=pk)
+
+
+# -- claim, unclaim, reassign (issue 17) --------------------------------------------------------------
+
+
+def _decidable(
+    session_id: str, interrupt_id: str, user: Any, decision: str, users: list[str] | None
+) -> Session:
+    """The run, once ``user`` may take ``decision`` on the pending question; raises otherwise."""
+    row = _pending_row(session_id, interrupt_id)
+    if row is None:
+        session = _session(session_id)
+        raise UnknownInterruptError(session.pk, [interrupt_id])
+    if decision == "reassign":
+        require(can_reassign(user), user, "reassign questions")
+        unknown = assignment.unknown_names_sync(list(users or []))
+        if unknown:
+            raise InputValidationError(
+                row.workflow, {"users": [f"no known user or group: {', '.join(unknown)}"]}
+            )
+    elif not can_answer(user, row.workflow):
+        if not can_view(user, row.workflow):
+            raise UnknownRunError(session_id)
+        require(False, user, f"answer interrupts of {row.workflow!r}")
+    elif decision == "claim":
+        reason = answer_refusal(user, row)
+        if reason is not None and not row.claimed_by:
+            raise NotAssignedError(f"{actor_name(user)} may not claim this question: {reason}")
+    return row.session
+
+
+async def decide_interrupt(
+    session_id: str, interrupt_id: str, decision: str, *, user: Any, users: list[str] | None = None
+) -> None:
+    """Record a ``claim``, ``unclaim`` or ``reassign`` (to ``users``) of a pending question as an
+    event of its run; the inbox row follows in the same transaction.
+
+    Raises ``NotPermitted`` (only someone who may answer it claims it; only a holder of
+    ``wfapp.reassign_interrupt`` reassigns or unclaims for someone else), ``UnknownRunError``,
+    ``UnknownInterruptError``, ``InputValidationError`` (an unknown user or group),
+    ``engine.errors.InterruptClaimedError`` (held by someone else: one of two claims wins) or
+    ``engine.errors.DecisionError``.
+    """
+    session = await sync_to_async(_decidable)(session_id, interrupt_id, user, decision, users)
+    actor = actor_name(user)
+    if actor is None:
+        raise NotPermitted("An anonymous user may not claim questions")
+    force = decision == "unclaim" and await sync_to_async(can_reassign)(user)
+    runner = Runner(get_workflow(session.workflow, session.version or None), store=DjangoEventStore())
+    try:
+        await runner.decide(session_id, interrupt_id, decision, actor, users=users, force=force)
+    except SessionStateError as refused:
+        raise RunStateError(str(refused)) from None
+
+
+async def claim_interrupt(session_id: str, interrupt_id: str, *, user: Any) -> None:
+    """Hold a pending question so that only you answer it (others still see it)."""
+    await decide_interrupt(session_id, interrupt_id, "claim", user=user)
+
+
+async def unclaim_interrupt(session_id: str, interrupt_id: str, *, user: Any) -> None:
+    """Let go of a question you hold (an admin may free anyone's)."""
+    await decide_interrupt(session_id, interrupt_id, "unclaim", user=user)
+
+
+async def reassign_interrupt(session_id: str, interrupt_id: str, users: list[str], *, user: Any) -> None:
+    """Make ``users`` (user names and ``group:`` names) the ones who may answer (admins only)."""
+    await decide_interrupt(session_id, interrupt_id, "reassign", user=user, users=users)
 
 
 # -- cancel and retry -------------------------------------------------------------------------------
 
 
-async def cancel_run(session_id: str, *, user: Any = None) -> None:
-    """Cancel a run for good; a worker executing it elsewhere is fenced off by a new lease."""
+async def cancel_run(session_id: str, *, user: Any = None, reason: str = "") -> None:
+    """Cancel a run for good, recording who did and ``reason`` (optional); a worker executing
+    it elsewhere is fenced off by a new lease. A reason the log cannot keep (over
+    ``engine.runner.MAX_REASON_CHARS``, a NUL) raises ``ValueLimitError`` and changes nothing."""
+    reason = reason.strip()
+    if reason:
+        check_reason(reason)
     session = await sync_to_async(_permitted_session)(session_id, user, can_cancel, "cancel runs")
     if session.status in (RunStatus.COMPLETED, RunStatus.CANCELLED):
         raise RunStateError(f"Run {session_id!r} is {session.status}; it cannot be cancelled")
     actor = actor_name(user)
-    if await runtime.current().cancel_local(session_id, actor) is not None:
+    if await runtime.current().cancel_local(session_id, actor, reason or None) is not None:
         return
     ttl = float(settings.WFAPP_LEASE_SECONDS)
     owner = leases.new_owner()
@@ -223,7 +379,7 @@ async def cancel_run(session_id: str, *, user: Any = None) -> None:
         runner = Runner(get_workflow(session.workflow), store=DjangoEventStore(lease))
         for _ in range(_CONFLICT_RETRIES):
             try:
-                await runner.cancel(session_id, actor=actor)
+                await runner.cancel(session_id, actor=actor, reason=reason or None)
                 return
             except ConcurrencyError:
                 continue
@@ -234,15 +390,69 @@ async def cancel_run(session_id: str, *, user: Any = None) -> None:
         await sync_to_async(leases.drop)(lease)
 
 
-async def check_retry(session_id: str, *, user: Any = None) -> None:
-    """Raise unless the run exists, has failed and ``user`` (unless None) may retry it."""
+async def check_retry(session_id: str, *, user: Any = None) -> Session:
+    """The run, unless it does not exist, has not failed or ``user`` (unless None) may not retry it."""
     session = await sync_to_async(_permitted_session)(session_id, user, can_retry, "retry runs")
     if session.status != RunStatus.FAILED:
         raise RunStateError(f"Run {session_id!r} is {session.status}; only a failed run can be retried")
+    return session
 
 
-async def retry_run(session_id: str, *, user: Any = None) -> None:
-    """Run the failed nodes of a failed run again, in the background."""
-    await check_retry(session_id, user=user)
-    if not await sync_to_async(dispatch.advance_later)(session_id, retry=True):
-        raise RunStateError(f"Run {session_id!r} already has an advance queued; retry once it has run")
+async def record_retry(
+    session_id: str,
+    *,
+    user: Any = None,
+    node: str | None = None,
+    node_input: Any = None,
+    edited: bool = False,
+) -> None:
+    """Record in the log that ``user`` retries the failed run (a ``retry`` event), executing nothing.
+
+    ``node``
+    names the failed node the operator retries (one of ``failures.node_failures``); with
+    ``edited``, ``node_input`` is that node's input from now on, checked against the node's
+    input schema. Raises ``NotPermitted``, ``UnknownRunError``, ``RunStateError`` (not failed),
+    ``engine.errors.NotFailedNodeError``, ``InputValidationError`` (``field_errors``) or
+    ``ValueLimitError``; nothing is written then.
+    """
+    session = await check_retry(session_id, user=user)
+    workflow = get_workflow(session.workflow, session.version or None)
+    if edited:
+        if node is None:
+            raise InputValidationError(
+                session.workflow, {"": ["An edited input needs the failed node it is for"]}
+            )
+        check_input(node_input, "The edited input")
+        errors = schema_errors(failures.input_schema(workflow, node), node_input)
+        if errors:
+            raise InputValidationError(session.workflow, errors)
+    runner = Runner(workflow, store=DjangoEventStore())
+    for _ in range(_CONFLICT_RETRIES):
+        try:
+            await runner.record_retry(
+                session_id, node, node_input if edited else None, actor=actor_name(user)
+            )
+            break
+        except ConcurrencyError:
+            continue  # someone retried or cancelled meanwhile: check against the newer log
+        except SessionStateError as refused:
+            raise RunStateError(str(refused)) from None
+        except InvalidInputError as invalid:
+            raise InputValidationError(session.workflow, {"": [str(invalid)]}) from None
+    else:
+        raise RunStateError(f"Run {session_id!r} is too busy to retry; try again")
+
+
+async def retry_run(
+    session_id: str,
+    *,
+    user: Any = None,
+    node: str | None = None,
+    node_input: Any = None,
+    edited: bool = False,
+) -> None:
+    """``record_retry``, then have the run advanced in the background: completed nodes replay,
+    the failed ones run again (the named node with its edited input)."""
+    await record_retry(session_id, user=user, node=node, node_input=node_input, edited=edited)
+    # A job already queued for the run advances it too: the retry is in the log either way.
+    await sync_to_async(dispatch.advance_later)(session_id, retry=True)

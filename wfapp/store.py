@@ -40,7 +40,7 @@ from engine.errors import (
 )
 from engine.store import STATUSES
 
-from . import doorbell, store_cache, store_group, store_inline, store_sql
+from . import assignment, doorbell, store_cache, store_group, store_inline, store_sql
 from .errors import LeaseLostError
 from .lease import Lease
 from .models import AnswerAttempt, AttemptOutcome, Interrupt, InterruptStatus, RunStatus, Session
@@ -138,7 +138,7 @@ def _session_updates(events: Sequence[Event]) -> dict[str, Any]:
                     else Event(output=event.output).model_dump(mode="json")["output"]
                 )
             if event.status == RunStatus.FAILED and event.error is not None:
-                updates["error"] = event.error.model_dump(mode="json")
+                updates["error"] = event.error.model_dump(mode="json", exclude_none=True)
     return updates
 
 
@@ -177,13 +177,9 @@ class DjangoEventStore:
         self._in_thread = _in_own_thread if own_thread else _in_sync_context
         self._inline = store_inline.for_default_database() if own_thread else None
         # The runtime's stores group the nodes' appends of many runs per commit (store_group):
-        # by default on PostgreSQL, where each commit waits for the WAL flush. Not yet in
-        # workers mode: a database outage under grouped commits left runs cancelled there.
+        # by default on PostgreSQL, where each commit waits for the WAL flush.
         if group_commit is None:
-            group_commit = (
-                "postgresql" in settings.DATABASES["default"]["ENGINE"]
-                and settings.WFAPP_RUNTIME != "workers"
-            )
+            group_commit = "postgresql" in settings.DATABASES["default"]["ENGINE"]
         self._grouped = own_thread and group_commit
         self._checkpoint: asyncio.Future[None] | None = None
         # session id -> the last_seq at which this store knew the run had no pending question:
@@ -191,6 +187,10 @@ class DjangoEventStore:
         self._clear: dict[str, int] = {}
 
     # -- the protocol ---------------------------------------------------------------------
+
+    async def unknown_names(self, names: list[str]) -> list[str]:
+        """The names among a question's assignees that are no user or group (``engine.human``)."""
+        return await self._in_thread(assignment.unknown_names_sync, names)
 
     async def create_session(
         self, session_id: str, workflow: str, node_input: Any, *, version: str | None = None
@@ -290,7 +290,7 @@ class DjangoEventStore:
                 raise ValueError(f"event seq {event.seq} should be {expected_seq + offset}")
         updates = _session_updates(events)
         status = updates.get("status")
-        asks = any(event.kind in ("interrupt", "answer") for event in events)
+        asks = any(event.kind in ("interrupt", "answer", "assignment") for event in events)
         ends = any(event.kind in ("error", "completed") for event in events)
         known_clear = self._clear.get(session_id) == expected_seq
         lease = self.lease
@@ -370,10 +370,14 @@ class DjangoEventStore:
                     message=ask.message or "",
                     payload=ask.model_dump(mode="json")["payload"],
                     response_schema=ask.response_schema,
+                    **assignment.row_fields(ask.human),
                 )
                 changed = may_be_pending = True
             elif event.kind == "answer" and event.answer is not None:
                 self._record_answer(session_id, event)
+                changed = True
+            elif event.kind == "assignment" and event.assignment is not None:
+                assignment.apply_decision(session_id, event.assignment)  # claims, escalations, ...
                 changed = True
             elif event.kind in ("error", "completed"):
                 # A failed or finished execution withdraws the questions it asked itself.
@@ -397,16 +401,27 @@ class DjangoEventStore:
         answer = event.answer
         assert answer is not None
         actor = answer.actor or event.author
-        value = answer.model_dump(mode="json")["value"]
-        answered = Interrupt.objects.filter(
+        given = answer.model_dump(mode="json")["value"]
+        rows = Interrupt.objects.filter(
             session_id=session_id, interrupt_id=answer.interrupt_id, status=InterruptStatus.PENDING
-        ).update(
-            status=InterruptStatus.ANSWERED,
-            answer=value,
-            answered_by=actor,
-            answered_at=timezone.now(),
-            answer_seq=event.seq,
         )
+        fields = {
+            "status": InterruptStatus.ANSWERED,
+            "answer": given,
+            "answered_by": actor,
+            "answered_at": timezone.now(),
+            "answer_seq": event.seq,
+        }
+        answered = rows.filter(approvals_required__lte=1).update(**fields)
+        if not answered:
+            # A quorum: an approval short of its count leaves it pending (wfapp.assignment).
+            resolved, value = assignment.fold_row_answer(
+                session_id, answer.interrupt_id, actor, given, answer.timed_out
+            )
+            if not resolved:
+                self._accepted(session_id, event, actor, given)
+                return
+            answered = rows.update(**(fields | {"answer": value}))
         if not answered:
             first = (
                 Interrupt.objects.filter(
@@ -419,15 +434,20 @@ class DjangoEventStore:
             if first is None:
                 raise UnknownInterruptError(session_id, [answer.interrupt_id])
             raise InterruptAlreadyAnswered(answer.interrupt_id, first["answered_by"], first["answered_at"])
+        self._accepted(session_id, event, actor, given)
+        dispatch.answer_recorded(session_id)  # workers mode: the advance job commits with the answer
+
+    @staticmethod
+    def _accepted(session_id: str, event: Event, actor: str, value: Any) -> None:
+        assert event.answer is not None
         AnswerAttempt.objects.create(
             session_id=session_id,
-            interrupt_id=answer.interrupt_id,
+            interrupt_id=event.answer.interrupt_id,
             actor=actor,
             value=value,
             outcome=AttemptOutcome.ACCEPTED,
             event_seq=event.seq,
         )
-        dispatch.answer_recorded(session_id)  # workers mode: the advance job commits with the answer
 
     def list_events_sync(self, session_id: str, after_seq: int = 0, limit: int | None = None) -> list[Event]:
         """The events after ``after_seq``, in order (at most ``limit`` of them).

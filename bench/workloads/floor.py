@@ -30,6 +30,8 @@ async def run(workload: str, size: dict[str, int], store: str, workdir: str, tag
     else:
         for i in range(calls):
             await asyncio.create_task(_call(log, i))
-    wall = clock.total()
+    wall, cpu = clock.total(), clock.cpu_total()
     assert len(log) == calls
-    return Sample(wall=wall, output=expected(workload, size), records=len(log), extra={"calls": calls})
+    return Sample(
+        wall=wall, cpu=cpu, output=expected(workload, size), records=len(log), extra={"calls": calls}
+    )

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.contrib.auth.models import User
-from django.db import connections
+from django.db import connection, connections
 from django.test import AsyncClient
 
 from tests.wfapp.conftest import (  # noqa: F401  (fixtures shared with the wfapp tests)
@@ -27,6 +28,22 @@ from wfapp.api import tokens
 EXPENSE = {"employee": "Ann", "amount": "1500", "category": "travel", "description": "Flights to Oslo"}
 
 
+@contextlib.asynccontextmanager
+async def request_thread() -> AsyncIterator[None]:
+    """Serve a test client's request as Django's ASGI handler does: in a thread-sensitive
+    context of its own (otherwise a sync middleware holds the one shared thread while the view
+    waits, and the runtime's database calls queue behind it), whose thread's database
+    connection is closed at the end. The test client keeps connections open after a request,
+    and a thread that ends holding one keeps its PostgreSQL pool slot for good: enough such
+    requests and the process's pool (``WFAPP_DB_POOL_SIZE``) is empty, so later tests in the
+    same process wait 30 s for a connection and fail."""
+    async with ThreadSensitiveContext():
+        try:
+            yield
+        finally:
+            await sync_to_async(connections.close_all)()  # this context's thread's connection
+
+
 class Api:
     """An async client that sends one user's bearer token (or none) and JSON bodies."""
 
@@ -35,27 +52,18 @@ class Api:
         self.headers = {"Authorization": f"Bearer {token}"} if token else {}
 
     async def get(self, path: str, **headers: str) -> Any:
-        # Each request in its own thread-sensitive context, as Django's ASGI handler serves it
-        # (the test client does not): otherwise a sync middleware holds the one shared thread
-        # while the view waits, and the runtime's database calls queue behind it.
-        async with ThreadSensitiveContext():
-            try:
-                return await self.client.get("/api/v1/" + path, headers={**self.headers, **headers})
-            finally:
-                await sync_to_async(connections.close_all)()  # this context's thread's connection
+        async with request_thread():
+            return await self.client.get("/api/v1/" + path, headers={**self.headers, **headers})
 
     async def post(self, path: str, body: Any = None, **headers: str) -> Any:
         data = b"" if body is None else (body if isinstance(body, bytes | str) else json.dumps(body))
-        async with ThreadSensitiveContext():
-            try:
-                return await self.client.post(
-                    "/api/v1/" + path,
-                    data=data,
-                    content_type=headers.pop("content_type", "application/json"),
-                    headers={**self.headers, **headers},
-                )
-            finally:
-                await sync_to_async(connections.close_all)()
+        async with request_thread():
+            return await self.client.post(
+                "/api/v1/" + path,
+                data=data,
+                content_type=headers.pop("content_type", "application/json"),
+                headers={**self.headers, **headers},
+            )
 
 
 def token_for(user: User) -> str:
@@ -80,6 +88,15 @@ async def as_mallory(mallory: User) -> Api:  # noqa: F811
 @pytest.fixture
 def anonymous(transactional_db: None) -> Api:
     return Api(None)
+
+
+@pytest.fixture
+def workers_mode(settings: Any, transactional_db: None, workflows: None) -> Iterator[None]:  # noqa: F811
+    """``WFAPP_RUNTIME=workers`` for one test: runs execute in procrastinate jobs (PostgreSQL only)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the workers mode runs on PostgreSQL only: set DATABASE_URL")
+    settings.WFAPP_RUNTIME = "workers"
+    yield
 
 
 @pytest.fixture

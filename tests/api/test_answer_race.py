@@ -6,18 +6,17 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from asgiref.sync import ThreadSensitiveContext
 from django.contrib.auth.models import User
 from django.test import AsyncClient
 
-from tests.api.conftest import Api
+from tests.api.conftest import Api, request_thread
 from wfapp.models import AnswerAttempt, Event, Interrupt
 
 
 async def _page_answer(user: User, pk: int) -> Any:
     client = AsyncClient()
     await client.aforce_login(user)
-    async with ThreadSensitiveContext():
+    async with request_thread():
         return await client.post(
             f"/interrupts/{pk}/answer/", {"f.approved": "false"}, headers={"HX-Request": "true"}
         )

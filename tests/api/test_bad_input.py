@@ -7,11 +7,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from asgiref.sync import ThreadSensitiveContext
 from django.contrib.auth.models import User
 from django.test import AsyncClient
 
-from tests.api.conftest import EXPENSE, Api
+from tests.api.conftest import EXPENSE, Api, request_thread
 from wfapp.models import AnswerAttempt, Event, IdempotencyRecord, Interrupt, Session
 
 
@@ -87,6 +86,33 @@ async def test_bad_answers(waiting_run: Callable[..., Any], as_alice: Api, no_er
     assert await Event.objects.filter(kind="answer").acount() == 0
 
 
+ANSWER_CASES = [
+    ("{not json", "application/json", 400, "malformed-json"),
+    ('{"answer": true,}', "application/json", 400, "malformed-json"),
+    ("answer=yes", "application/x-www-form-urlencoded", 415, "unsupported-media-type"),
+    ('{"answer": {"approved": true}}', "text/plain", 415, "unsupported-media-type"),
+    ('{"answer": {"approved": true}, "extra": 1}', "application/json", 422, "validation"),
+    ("[true]", "application/json", 422, "validation"),
+    ("", "application/json", 422, "validation"),
+    ('{"answer": "' + "x" * 70_000 + '"}', "application/json", 413, "payload-too-large"),
+]
+
+
+async def test_bad_answer_bodies_change_nothing(
+    waiting_run: Callable[..., Any], as_alice: Api, no_errors_logged: None
+) -> None:
+    run = await waiting_run()
+    path = f"interrupts/{run['pending'][0]['id']}/answer"
+    before = await _counts()
+    for body, content_type, status, kind in ANSWER_CASES:
+        response = await as_alice.post(path, body, content_type=content_type, **{"Idempotency-Key": "a-1"})
+        assert response.status_code == status, (body[:40], response.content)
+        assert response["Content-Type"] == "application/problem+json"
+        assert response.json()["type"] == f"/api/v1/problems/{kind}", response.json()
+    assert await _counts() == before  # not even an audit record: none reached the services
+    assert (await as_alice.get(path.removesuffix("/answer"))).json()["status"] == "pending"
+
+
 @pytest.mark.parametrize(
     ("query", "kind"),
     [
@@ -97,6 +123,9 @@ async def test_bad_answers(waiting_run: Callable[..., Any], as_alice: Api, no_er
         ("interrupts?sort=sideways", "validation"),
         ("runs/x/events?after=-1", "validation"),
         ("runs/x/events?limit=100000", "validation"),
+        ("runs/x/stream?after=-1", "validation"),
+        ("interrupts/stream?after=-2", "validation"),
+        ("interrupts/stream?workflow=" + "w" * 201, "validation"),
     ],
 )
 async def test_bad_queries(as_alice: Api, no_errors_logged: None, query: str, kind: str) -> None:
@@ -120,7 +149,7 @@ async def test_bad_tokens(
 ) -> None:
     before = await _counts()
     client = AsyncClient()
-    async with ThreadSensitiveContext():
+    async with request_thread():
         response = await client.post(
             "/api/v1/workflows/expense_approval/runs",
             {"input": EXPENSE},
@@ -137,7 +166,7 @@ async def test_a_session_must_send_the_csrf_token_to_change_anything(
 ) -> None:
     client = AsyncClient(enforce_csrf_checks=True)
     await client.aforce_login(alice)
-    async with ThreadSensitiveContext():
+    async with request_thread():
         read = await client.get("/api/v1/runs")  # reading needs no CSRF token
         refused = await client.post(
             "/api/v1/workflows/expense_approval/runs", {"input": EXPENSE}, content_type="application/json"
@@ -145,7 +174,7 @@ async def test_a_session_must_send_the_csrf_token_to_change_anything(
     assert read.status_code == 200
     assert refused.status_code == 403 and refused.json()["type"] == "/api/v1/problems/csrf-failed"
     assert await Session.objects.acount() == 0
-    async with ThreadSensitiveContext():
+    async with request_thread():
         page = await client.get("/api/tokens/")
         token = page.cookies["csrftoken"].value
         started = await client.post(
@@ -160,7 +189,7 @@ async def test_a_session_must_send_the_csrf_token_to_change_anything(
 async def test_unknown_urls_and_methods_are_problems(as_alice: Api, no_errors_logged: None) -> None:
     missing = await as_alice.get("no/such/thing")
     assert missing.status_code == 404 and missing.json()["type"] == "/api/v1/problems/not-found"
-    async with ThreadSensitiveContext():
+    async with request_thread():
         wrong = await as_alice.client.delete("/api/v1/runs", headers=as_alice.headers)
     assert wrong.status_code == 405 and wrong.json()["type"] == "/api/v1/problems/method-not-allowed"
     assert wrong["Allow"] == "GET"

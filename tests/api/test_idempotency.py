@@ -1,15 +1,24 @@
-"""``Idempotency-Key``: concurrent retries of one key start one run and answer once."""
+"""``Idempotency-Key``: concurrent retries of one key start one run and answer once; records
+past the retention are purged by the embedded runtime's sweep and the scaled mode's."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
+import pytest
 from django.contrib.auth.models import User
+from django.utils import timezone
 
-from tests.api.conftest import EXPENSE, Api
+from tests.api.conftest import EXPENSE, Api, workers_mode
+from wfapp.api import idempotency
 from wfapp.models import AnswerAttempt, Event, IdempotencyRecord, Session
+from wfapp.worker import sweep as sweeping
+from wfapp.worker.process import running_worker
+
+__all__ = ["workers_mode"]  # the fixture
 
 
 async def test_concurrent_retries_of_one_key_start_one_run(
@@ -73,3 +82,58 @@ async def test_retried_answers_with_one_key_answer_once(waiting_run: Callable[..
     # Without the key, a second answer loses, and says who was first.
     late = await as_bob.post(f"interrupts/{qid}/answer", {"answer": {"approved": False}})
     assert late.status_code == 409 and late.json()["answered_by"] == "bob"
+
+
+async def _keys_started(api: Api, *keys: str) -> None:
+    for key in keys:
+        started = await api.post(
+            "workflows/expense_approval/runs", {"input": EXPENSE}, **{"Idempotency-Key": key}
+        )
+        assert started.status_code == 201, started.content
+
+
+async def _age(*keys: str, hours: float) -> None:
+    aged = timezone.now() - timedelta(hours=hours)
+    await IdempotencyRecord.objects.filter(key__in=keys).aupdate(created_at=aged)
+
+
+async def _kept() -> set[str]:
+    return {key async for key in IdempotencyRecord.objects.values_list("key", flat=True)}
+
+
+async def test_the_runtimes_sweep_purges_keys_past_the_retention(
+    engine_runtime: Any, as_alice: Api, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.WFAPP_IDEMPOTENCY_HOURS = 2
+    monkeypatch.setattr(idempotency, "PURGE_BATCH", 2)  # one purge looks at two records at most
+    await _keys_started(as_alice, "old-1", "old-2", "old-3", "recent")
+    await _age("old-1", "old-2", "old-3", hours=3)
+    await _age("recent", hours=1)
+    await engine_runtime.sweep()
+    assert await _kept() == {"old-3", "recent"}
+    await engine_runtime.sweep()
+    assert await _kept() == {"recent"}
+    await engine_runtime.sweep()  # nothing due: nothing else goes
+    assert await _kept() == {"recent"}
+    # A purged key is forgotten: sent again, it starts a new run.
+    before = await Session.objects.acount()
+    again = await as_alice.post(
+        "workflows/expense_approval/runs", {"input": EXPENSE}, **{"Idempotency-Key": "old-1"}
+    )
+    assert again.status_code == 201 and "Idempotent-Replayed" not in again
+    replayed = await as_alice.post(
+        "workflows/expense_approval/runs", {"input": EXPENSE}, **{"Idempotency-Key": "recent"}
+    )
+    assert replayed["Idempotent-Replayed"] == "true"
+    assert await Session.objects.acount() == before + 1
+
+
+async def test_the_scaled_modes_sweep_purges_keys_past_the_retention(
+    workers_mode: None, as_alice: Api
+) -> None:
+    async with running_worker():
+        await _keys_started(as_alice, "old", "recent")
+        await _age("old", hours=25)
+        done = await sweeping.sweep()
+    assert done["purged_idempotency_keys"] == 1
+    assert await _kept() == {"recent"}

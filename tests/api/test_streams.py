@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from asgiref.sync import ThreadSensitiveContext, sync_to_async
+from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 
-from tests.api.conftest import EXPENSE, Api
+from tests.api.conftest import EXPENSE, Api, request_thread
 from tests.api.sse import Reader
 from wfapp.api import tokens
 from wfapp.models import ApiToken, Event
 
 
 async def _stream(api: Api, path: str, **headers: str) -> Reader:
-    async with ThreadSensitiveContext():
+    async with request_thread():
         return Reader(await api.get(path, **headers))
 
 
@@ -103,3 +103,60 @@ async def test_a_token_revoked_mid_session_ends_its_stream_and_its_requests(
     assert ending[-1].data["type"] == "/api/v1/problems/invalid-token"
     refused = await as_bob.get(f"runs/{run['id']}")
     assert refused.status_code == 401 and refused.json()["type"] == "/api/v1/problems/invalid-token"
+
+
+async def test_an_inbox_stream_resumed_after_a_disconnect_gets_every_missed_change_once_in_order(
+    waiting_run: Callable[..., Any], as_alice: Api, as_bob: Api
+) -> None:
+    first = await waiting_run()
+    manager, finance = first["pending"]
+    inbox = await _stream(as_bob, "interrupts/stream?workflow=expense_approval")
+    opening = await inbox.until("ready")
+    assert [(f.event, f.data["id"]) for f in opening[:-1]] == [
+        ("pending", manager["id"]),
+        ("pending", finance["id"]),
+    ]
+    listed_at = opening[-1].id
+    assert listed_at is not None and opening[-1].data == {"pending": 2}
+    await as_alice.post(f"interrupts/{manager['id']}/answer", {"answer": {"approved": True}})
+    closed = await inbox.next()
+    assert (closed.event, closed.data["id"]) == ("closed", manager["id"]) and closed.id > listed_at
+    await inbox.close()  # the client goes away; meanwhile:
+
+    await as_alice.post(f"interrupts/{finance['id']}/answer", {"answer": {"approved": False}})
+    second = await waiting_run(node_input={**EXPENSE, "amount": 500})  # the manager only
+    third = await waiting_run()
+    assert (await as_alice.post(f"runs/{third['id']}/cancel")).status_code == 200
+
+    resumed = await _stream(
+        as_bob, "interrupts/stream?workflow=expense_approval", **{"Last-Event-ID": str(closed.id)}
+    )
+    missed = await resumed.until("ready")
+    changes = [(f.event, f.data["id"]) for f in missed[:-1]]
+    [second_manager] = second["pending"]
+    third_asked = {q["id"] for q in third["pending"]}
+    assert changes[:2] == [("closed", finance["id"]), ("pending", second_manager["id"])]
+    assert {c for c in changes[2:] if c[0] == "pending"} == {("pending", pk) for pk in third_asked}
+    assert changes[-2:] == sorted(("closed", pk) for pk in third_asked)
+    assert len(changes) == 6 and missed[-1].data == {"pending": 1}
+    ids = [f.id for f in missed]
+    assert all(i is not None and i > closed.id for i in ids) and ids == sorted(ids)
+    assert [f.data["status"] for f in missed[:-1] if f.event == "closed"] == [
+        "answered",
+        "cancelled",
+        "cancelled",
+    ]
+
+    # Live again: the next change follows; a resume from the list's position gets only it.
+    await as_alice.post(f"interrupts/{second_manager['id']}/answer", {"answer": {"approved": True}})
+    after = await resumed.next()
+    assert (after.event, after.data["id"]) == ("closed", second_manager["id"]) and after.id > missed[-1].id
+    await resumed.close()
+    again = await _stream(as_bob, f"interrupts/stream?workflow=expense_approval&after={missed[-1].id}")
+    replay = await again.until("ready")
+    assert [(f.event, f.id) for f in replay[:1]] == [("closed", after.id)] and len(replay) == 2
+    assert replay[0].data["id"] == second_manager["id"] and replay[-1].data == {"pending": 0}
+    assert replay[-1].event == "ready" and replay[-1].id is not None and replay[-1].id >= after.id
+    await again.close()
+    refused = await as_bob.get("interrupts/stream", **{"Last-Event-ID": "latest"})
+    assert refused.status_code == 400 and refused.json()["type"] == "/api/v1/problems/bad-request"

@@ -541,6 +541,35 @@ async def test_case7_child_in_flight_when_the_process_stopped_runs_again(
     assert calls == {"orch": 1, "second_step": 1}
 
 
+async def test_a_turn_stopped_between_the_workflows_completion_and_its_status_completes_it_once(
+    calls: Counter[str], store: InMemoryEventStore
+) -> None:
+    @node
+    def only_step(node_input: int) -> int:
+        calls["only_step"] += 1
+        return node_input * 3
+
+    wf = single(only_step)
+    done = await Runner(wf, store=store).run(2)
+    # Keep the log up to the workflow's own "completed" event, as a worker killed before
+    # writing the final status would leave it.
+    saved = store.dump(done.session_id)
+    events = saved["events"]
+    assert [e["kind"] for e in events[-2:]] == ["completed", "status"]
+    stopped = InMemoryEventStore.load({**saved, "events": events[:-1], "status": "running"})
+    calls.clear()
+
+    result = await Runner(wf, store=stopped).advance(done.session_id)
+
+    assert (result.status, result.output) == ("completed", 6)
+    assert calls == {}
+    kept = await stopped.list_events(done.session_id)
+    assert [(e.kind, e.node_path) for e in kept[len(events) - 1 :]] == [("status", "wf@1")]
+    assert sum(e.kind == "completed" and e.node_path == "wf@1" for e in kept) == 1
+    assert (await stopped.get_session(done.session_id)).status == "completed"
+    assert (await Runner(wf, store=stopped).result(done.session_id)).output == 6
+
+
 # -- partial resume of parallel children -----------------------------------------------------
 
 

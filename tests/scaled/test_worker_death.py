@@ -23,6 +23,11 @@ def _held_by(cluster: Cluster, pid: int) -> dict[str, int]:
     return dict(rows)
 
 
+def _mid_run(cluster: Cluster, workers: list[subprocess.Popen[bytes]]) -> list[subprocess.Popen[bytes]]:
+    """The live workers holding a run in flight."""
+    return [w for w in workers if w.poll() is None and _held_by(cluster, w.pid)]
+
+
 def _completed_nodes(cluster: Cluster) -> list[tuple[str, str, float]]:
     return cluster.sql(
         "SELECT session_id, node_path, timestamp FROM wfapp_event WHERE kind = 'completed' "
@@ -42,12 +47,12 @@ def test_kill_9_mid_run_twenty_times_loses_nothing_and_reruns_no_completed_node(
             runs += cluster.drive("start", "chain", "40", '{"pause": 0.15}')
         time.sleep(rng.uniform(0.1, 0.5))
         victims: list[subprocess.Popen[bytes]] = []
-        for _ in range(50):  # a worker in the middle of a run
-            victims = [w for w in workers if w.poll() is None and _held_by(cluster, w.pid)]
-            if victims:
-                break
-            time.sleep(0.05)
-        assert victims, "no worker is in the middle of a run"
+
+        def found(victims: list[subprocess.Popen[bytes]] = victims) -> bool:
+            victims[:] = _mid_run(cluster, workers)
+            return bool(victims)
+
+        cluster.wait_for(found, "a worker in the middle of a run", timeout=60)
         victim = rng.choice(victims)
         victim.send_signal(signal.SIGKILL)
         victim.wait()
@@ -97,7 +102,8 @@ def test_kill_9_mid_run_twenty_times_loses_nothing_and_reruns_no_completed_node(
 
 def test_a_frozen_worker_writes_nothing_after_it_resumes(cluster: Cluster) -> None:
     frozen = cluster.worker(concurrency=4)
-    (run,) = cluster.drive("start", "chain", "1", '{"pause": 1.5}')
+    # Long steps: the report below (a process of its own) must come while the run is held.
+    (run,) = cluster.drive("start", "chain", "1", '{"pause": 3}')
     cluster.wait_for(lambda: bool(_held_by(cluster, frozen.pid)), "the first worker to take the run")
     cluster.wait_for(
         lambda: executions(run, "chain@1/step1@1", cluster.test_dir) == 1, "the second step to run"

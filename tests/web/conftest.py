@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 from asgiref.sync import async_to_sync
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import Group, Permission, User
 from django.test import Client
 
 from engine import Runner
 from wfapp import services
+from wfapp.demos.expense_approval_people import GROUPS as DEMO_GROUPS
 from wfapp.models import Interrupt, InterruptStatus
 from wfapp.registry import get_workflow
 from wfapp.store import DjangoEventStore
@@ -26,6 +27,7 @@ def make_user(username: str, *, may_answer: bool) -> User:
         user.user_permissions.add(
             *Permission.objects.filter(codename__in=OPERATOR_PERMISSIONS, content_type__app_label="wfapp")
         )
+        user.groups.add(*Group.objects.filter(name__in=DEMO_GROUPS))  # the expense demo assigns to these
     return User.objects.get(pk=user.pk)
 
 

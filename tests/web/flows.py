@@ -1,4 +1,5 @@
-"""Workflows only the dashboard tests register: one that fails, with HTML in its error, and others."""
+"""Workflows only the dashboard tests register: ones that fail (with HTML in the error, on a
+large order, in one branch of a fan-out, in one dynamic child), and others."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, Field
 from pydantic_ai import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import FunctionModel
 
-from engine import START, Context, LlmAgent, RequestInput, Workflow, node
+from engine import START, Context, Event, JoinNode, LlmAgent, RequestInput, Workflow, node
 
 
 def fragile(node_input: Any) -> Any:
@@ -51,6 +53,74 @@ async def ask_for_a_note(node_input: Any):  # type: ignore[no-untyped-def]
 
 # A question answered with free text: no Approve / Reject, so never answered in bulk.
 free_text = Workflow(name="web_free_text", edges=[(START, ask_for_a_note, reconcile)])
+
+
+class Order(BaseModel):
+    sku: str
+    quantity: int = Field(ge=1)
+
+
+def post_order(order: Order) -> dict[str, Any]:
+    """Fail on large orders: an operator retries with a smaller quantity (the start input)."""
+    if order.quantity > 10:
+        raise RuntimeError(f"the ledger refuses {order.quantity} of {order.sku}")
+    return {"posted": order.sku, "quantity": order.quantity}
+
+
+orders = Workflow(name="web_orders", edges=[(START, node(post_order, name="post_order"))])
+
+
+def prepare(node_input: dict[str, Any]) -> dict[str, Any]:
+    return {"region": node_input.get("region", "north"), "fixed": False}
+
+
+def count_stock(node_input: dict[str, Any]) -> dict[str, Any]:
+    return {"counted": node_input["region"]}
+
+
+def price_stock(node_input: dict[str, Any]) -> dict[str, Any]:
+    """Fails on what ``prepare`` gives it until an operator edits its input to say ``fixed``."""
+    if not node_input.get("fixed"):
+        raise ValueError(f"no price list for {node_input['region']}")
+    return {"priced": node_input["region"]}
+
+
+def report_stock(node_input: dict[str, Any]) -> dict[str, Any]:
+    return dict(node_input)
+
+
+# A fan-out where one branch fails while the other completes, then a join.
+stock_take = Workflow(
+    name="web_stock_take",
+    edges=[(START, prepare, (count_stock, price_stock), JoinNode(name="both"), report_stock)],
+)
+
+
+def fetch_item(item: int) -> int:
+    if item < 0:
+        raise ValueError(f"no such item {item}")
+    return item * 2
+
+
+@node(rerun_on_resume=True)
+async def collect_items(ctx: Context, items: list[int]) -> list[int]:
+    return list(await asyncio.gather(*(ctx.run_node(fetch_item, item) for item in items)))
+
+
+# A dynamic workflow whose parallel children fail one by one on a bad item.
+collect = Workflow(name="web_collect", edges=[(START, collect_items)])
+
+
+def count_in(node_input: Any) -> Event:
+    return Event(output={"counted": 1}, state={"count": 1, "items": ["apple"], "owner": "ann"})
+
+
+def count_more(node_input: Any) -> Event:
+    return Event(output={"counted": 2}, state={"count": 2, "items": ["apple", "pear"], "checked": True})
+
+
+# State that grows step by step, for comparing the run as of two events.
+tally = Workflow(name="web_tally", edges=[(START, count_in, count_more)])
 
 
 async def _opened(gate: Path) -> None:

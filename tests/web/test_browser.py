@@ -73,11 +73,13 @@ class Server:
 
     def start(self) -> None:
         self.manage("migrate", "-v0")
-        script = "from django.contrib.auth.models import User, Permission\n" + "".join(
+        script = "from django.contrib.auth.models import Group, User, Permission\n" + "".join(
             f"u = User.objects.create_user({name!r}, password='pw-{name}')\n"
             + (
                 "u.user_permissions.add(*Permission.objects.filter(codename__in="
                 "['answer_interrupt', 'start_run', 'cancel_run', 'retry_run']))\n"
+                # the groups the expense demo assigns its questions to
+                "u.groups.add(*Group.objects.filter(name__in=['managers', 'finance', 'directors']))\n"
                 if may
                 else ""
             )

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
 from hypothesis import HealthCheck, example, given, settings
@@ -19,7 +18,7 @@ from hypothesis import strategies as st
 
 from tests.web.test_consumers import olga, socket, start
 from wfapp import doorbell
-from wfapp.web import queries
+from wfapp.models import Session
 
 __all__ = ["olga"]  # the fixture
 
@@ -94,7 +93,7 @@ async def _still_serves(comm: WebsocketCommunicator, run: str, last_seq: int) ->
 @example(frame=b"\x00binary", page="run")
 async def test_no_frame_crashes_a_live_socket(olga: User, frame: Any, page: str) -> None:
     run = await start()
-    last_seq = (await sync_to_async(queries.get_run)(run)).last_seq
+    last_seq = (await Session.objects.aget(pk=run)).last_seq
     path = {"nav": "/ws/nav/", "inbox": "/ws/inbox/", "runs": "/ws/runs/", "run": f"/ws/runs/{run}/"}[page]
     comm = await socket(path, olga)
     assert (await comm.connect())[0]

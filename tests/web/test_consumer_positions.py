@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from tests.web.test_consumers import drain, olga, seqs, socket, start
 from wfapp import services
-from wfapp.models import Interrupt
+from wfapp.models import Interrupt, Session
 from wfapp.web import queries
 
 __all__ = ["olga"]  # the fixture
@@ -36,7 +36,7 @@ def new_cards(html: str) -> list[int]:
 
 async def test_a_run_page_gets_each_event_once_in_order_when_a_doorbell_beats_its_hello(olga: User) -> None:
     run = await start()
-    rendered = (await sync_to_async(queries.get_run)(run)).last_seq  # the page shows up to here
+    rendered = (await Session.objects.aget(pk=run)).last_seq  # the page shows up to here
     comm = await socket(f"/ws/runs/{run}/?after={rendered}", olga)
     assert (await comm.connect())[0]
     # The manager answers between the page's render and its hello: the socket hears the doorbell first.
@@ -46,7 +46,7 @@ async def test_a_run_page_gets_each_event_once_in_order_when_a_doorbell_beats_it
     sent += await hello(comm, last_seq=0)  # an older position changes nothing
     await services.answer_interrupt(run, "finance-approval", {"approved": True}, user=olga, advance=False)
     sent += await drain(comm)
-    last = (await sync_to_async(queries.get_run)(run)).last_seq
+    last = (await Session.objects.aget(pk=run)).last_seq
     assert last == rendered + 2
     assert seqs(sent) == [rendered + 1, rendered + 2]  # each once, in order
     await comm.disconnect()
@@ -95,7 +95,7 @@ async def test_a_long_backlog_arrives_whole_in_messages_the_server_can_send(
 ) -> None:
     settings.DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = 12000  # Daphne refuses to send a larger one (1011)
     run = await start()
-    last = (await sync_to_async(queries.get_run)(run)).last_seq
+    last = (await Session.objects.aget(pk=run)).last_seq
     comm = await socket(f"/ws/runs/{run}/?after=0", olga)
     assert (await comm.connect())[0]
     await comm.send_to(text_data=json.dumps({"type": "hello", "last_seq": 0}))

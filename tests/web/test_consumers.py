@@ -17,7 +17,7 @@ from engine import Runner
 from tests.web.conftest import BIG_EXPENSE, make_user
 from wfapp import services
 from wfapp.asgi import application
-from wfapp.models import Interrupt, InterruptStatus
+from wfapp.models import Interrupt, InterruptStatus, Session
 from wfapp.registry import get_workflow
 from wfapp.store import DjangoEventStore, close_connections
 
@@ -231,7 +231,7 @@ async def test_a_long_backlog_arrives_whole_in_batches(olga: User, monkeypatch: 
     monkeypatch.setattr(queries, "LIVE_BATCH", 4)
     monkeypatch.setattr(queries.events_after, "__defaults__", (4,))
     run = await start()
-    last = (await sync_to_async(queries.get_run)(run)).last_seq
+    last = (await Session.objects.aget(pk=run)).last_seq
     comm = await socket(f"/ws/runs/{run}/?after=0", olga)
     assert (await comm.connect())[0]
     await comm.send_to(text_data=json.dumps({"type": "hello", "last_seq": 0}))

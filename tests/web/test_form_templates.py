@@ -122,7 +122,11 @@ def test_decision_form_submits_with_approve_or_reject() -> None:
     buttons = page.find("button", type="submit")
     # The first submit button is the hidden default for Enter: it sends no decision.
     assert buttons[0].get("name") is None and buttons[0]["tabindex"] == "-1"
-    assert [(b["name"], b["value"]) for b in buttons[1:]] == [("f.approved", "true"), ("f.approved", "false")]
+    assert [(b["name"], b["value"]) for b in buttons[1:]] == [
+        ("f.approved", "true"),
+        ("f.approved", "false"),
+        ("_outcome", "reject-with-reason"),  # with the reason typed next to it
+    ]
     assert not page.find("input", name="f.approved")
     assert page.find("input", name="f.comment")
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import Group, Permission, User
 
 from tests.wfapp.flows import PATHS
 from wfapp import runtime
+from wfapp.demos.expense_approval_people import GROUPS as DEMO_GROUPS
 from wfapp.runtime import Runtime
 from wfapp.store import close_connections
 from wfapp.worker.config import workers_mode
@@ -55,12 +59,46 @@ async def engine_runtime(transactional_db: None, workflows: None) -> AsyncIterat
     runtime.install(None)
 
 
+@pytest.fixture
+def queue_worker(transactional_db: None, workflows: None) -> Iterator[None]:
+    """In workers mode, a procrastinate worker in a thread of its own for the test's duration,
+    for what hands runs to the workers: ``manage.py wf start|answer|retry`` (they wait for one)
+    and ``serve`` processes (they execute nothing). In embedded mode it does nothing: the CLI
+    and the servers execute runs themselves."""
+    if not workers_mode():
+        yield
+        return
+    up = threading.Event()
+    held: dict[str, Any] = {}
+
+    async def serve() -> None:
+        held["loop"], held["stop"] = asyncio.get_running_loop(), asyncio.Event()
+        try:
+            async with running_worker():
+                up.set()
+                await held["stop"].wait()
+        finally:
+            await close_connections()
+            up.set()
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), name="test-worker", daemon=True)
+    thread.start()
+    assert up.wait(30), "the test worker did not start"
+    try:
+        yield
+    finally:
+        held["loop"].call_soon_threadsafe(held["stop"].set)
+        thread.join(30)
+        assert not thread.is_alive(), "the test worker did not stop"
+
+
 def _user(username: str, *, may_answer: bool) -> User:
     user = User.objects.create_user(username=username, password="pw-" + username)
     if may_answer:  # an operator: answers, starts, cancels and retries
         user.user_permissions.add(
             *Permission.objects.filter(codename__in=OPERATOR_PERMISSIONS, content_type__app_label="wfapp")
         )
+        user.groups.add(*Group.objects.filter(name__in=DEMO_GROUPS))  # the expense demo assigns to these
     return User.objects.get(pk=user.pk)  # fresh: no stale permission cache
 
 

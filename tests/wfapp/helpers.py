@@ -5,7 +5,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+from asgiref.sync import sync_to_async
+from django.conf import settings
+
 from wfapp.models import Session
+
+
+def embedded_only(reason: str) -> pytest.MarkDecorator:
+    """Skip in workers mode (``WFAPP_RUNTIME=workers``) a test of what only embedded mode does."""
+    return pytest.mark.skipif(settings.WFAPP_RUNTIME == "workers", reason=f"embedded mode only: {reason}")
 
 
 async def settled(session_id: str, *statuses: str, timeout: float = 15.0) -> Session:
@@ -16,6 +25,27 @@ async def settled(session_id: str, *statuses: str, timeout: float = 15.0) -> Ses
             session = await Session.objects.aget(pk=session_id)
             if session.status in wanted and session.lease_owner is None:
                 return session
+            await asyncio.sleep(0.02)
+
+
+async def jobs_done(session_id: str, timeout: float = 15.0) -> None:
+    """Workers mode: wait until no advance job of the run waits or runs (a recorded answer
+    queues one; in embedded mode there are none)."""
+    if settings.WFAPP_RUNTIME != "workers":
+        return
+    from django.db import connection
+
+    def left() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM procrastinate_jobs WHERE args->>'session_id' = %s "
+                "AND status IN ('todo', 'doing')",
+                [session_id],
+            )
+            return int(cursor.fetchone()[0])
+
+    async with asyncio.timeout(timeout):
+        while await sync_to_async(left)():
             await asyncio.sleep(0.02)
 
 

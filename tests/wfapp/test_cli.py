@@ -19,6 +19,9 @@ from wfapp.models import AnswerAttempt, Event, Interrupt, Session
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# In workers mode the CLI defers to the workers and waits for one: a worker runs meanwhile.
+pytestmark = pytest.mark.usefixtures("queue_worker")
+
 
 def wf(*args: str) -> Any:
     out = StringIO()

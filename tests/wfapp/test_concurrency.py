@@ -66,9 +66,10 @@ async def test_two_concurrent_answers_one_takes_effect(
     await settled(session_id, "waiting")
 
     def answer(user: User, approved: bool) -> Callable[[], Any]:
-        return lambda: async_to_sync(services.answer_interrupt)(
-            session_id, "ok", {"approved": approved}, user=user
-        )
+        def give() -> None:  # None for the winner (its turn is the runtime's business)
+            async_to_sync(services.answer_interrupt)(session_id, "ok", {"approved": approved}, user=user)
+
+        return give
 
     outcomes = await asyncio.to_thread(_race, answer(alice, True), answer(bob, False))
     refused = [o for o in outcomes if isinstance(o, InterruptAlreadyAnswered)]

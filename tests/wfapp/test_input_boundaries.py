@@ -203,7 +203,9 @@ NASTY = ['"\\u0000"', '"\\ud800"', "[" * 20_000 + "]" * 20_000, "1" * 5000, '{"a
 @example(text=NASTY[2])
 @example(text=NASTY[5])
 @example(text=json.dumps({**EXPENSE, "description": "ok"}))
-def test_wf_start_with_any_input_reports_or_refuses_writing_nothing(alice: User, text: str) -> None:
+def test_wf_start_with_any_input_reports_or_refuses_writing_nothing(
+    queue_worker: None, alice: User, text: str
+) -> None:
     before = written()
     try:
         report = wf("start", "expense_approval", "--input", text, "--user", "alice")
@@ -220,7 +222,9 @@ def test_wf_start_with_any_input_reports_or_refuses_writing_nothing(alice: User,
 @example(text=NASTY[2])
 @example(text=NASTY[4])
 @example(text=json.dumps({"approved": True, "comment": "\x00"}))
-def test_wf_answer_with_any_answer_refuses_writing_nothing(alice: User, text: str) -> None:
+def test_wf_answer_with_any_answer_refuses_writing_nothing(
+    queue_worker: None, alice: User, text: str
+) -> None:
     session_id = async_to_sync(waiting_expense)(alice)
     before = written()
     try:
@@ -237,7 +241,9 @@ def test_wf_answer_with_any_answer_refuses_writing_nothing(alice: User, text: st
 @example(run="a\x00b", interrupt="ok", user="alice")
 @example(run="\udcff", interrupt="\x00", user="alice")
 @example(run=str(2**64), interrupt="x" * 300, user="alice\x00")
-def test_wf_with_any_ids_is_a_clear_error(alice: User, run: str, interrupt: str, user: str) -> None:
+def test_wf_with_any_ids_is_a_clear_error(
+    queue_worker: None, alice: User, run: str, interrupt: str, user: str
+) -> None:
     before = written()
     for args in (
         ("show", run),

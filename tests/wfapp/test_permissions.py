@@ -125,7 +125,7 @@ async def test_answer_without_the_permission_is_refused(engine_runtime: Runtime)
     assert [a.outcome async for a in AnswerAttempt.objects.filter(session_id=session_id)] == ["forbidden"]
 
 
-def test_cli_enforces_the_user_it_names(transactional_db: None, workflows: None) -> None:
+def test_cli_enforces_the_user_it_names(queue_worker: None, transactional_db: None, workflows: None) -> None:
     _with("vera", "answer_interrupt")
     with pytest.raises(CommandError, match="vera may not start runs of 'approval'"):
         call_command("wf", "start", "approval", "--input", '{"n": 1}', "--user", "vera", stdout=StringIO())

@@ -145,7 +145,7 @@ def _all_at_once(calls: list[Callable[[], int]]) -> list[int]:
 
 
 def test_connections_stay_within_the_pool_under_concurrent_pages_and_answers(
-    server: tuple[str, str], alice: User
+    server: tuple[str, str], alice: User, queue_worker: None
 ) -> None:
     url, name = server
     runs = []

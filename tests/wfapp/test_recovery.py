@@ -17,11 +17,16 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from tests.wfapp import flows
-from tests.wfapp.helpers import subprocess_env
+from tests.wfapp.helpers import embedded_only, subprocess_env
 from wfapp import services
 from wfapp.models import Event, Session
 
 ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = embedded_only(
+    "a serving process that executes runs, killed or stopped; in workers mode servers execute "
+    "none, and tests/scaled kills and stops worker processes instead"
+)
 
 
 def _free_port() -> int:

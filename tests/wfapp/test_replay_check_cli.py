@@ -25,6 +25,9 @@ from wfapp.registry import get_workflow
 ROOT = Path(__file__).resolve().parents[2]
 RECORDED = Path(__file__).parent / "recorded"
 
+# In workers mode the CLI defers to the workers and waits for one: a worker runs meanwhile.
+pytestmark = pytest.mark.usefixtures("queue_worker")
+
 
 def wf(*args: str) -> Any:
     out = StringIO()

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from channels.testing import HttpCommunicator
 
-from tests.wfapp.helpers import settled
+from tests.wfapp.helpers import embedded_only, settled
 from wfapp import runtime, services
 from wfapp.runtime import Runtime
 
 
+@embedded_only(
+    "the serving process's own runtime starts on its first request; in workers mode it executes "
+    "nothing (tests/scaled starts worker processes)"
+)
 async def test_first_request_starts_the_runtime_which_takes_up_waiting_work(
     transactional_db: None, workflows: None
 ) -> None:

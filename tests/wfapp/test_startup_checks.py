@@ -12,8 +12,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.wfapp.helpers import embedded_only
+
 ROOT = Path(__file__).resolve().parents[2]
 EXPENSE = json.dumps({"employee": "Ann", "amount": 20, "category": "travel", "description": "Taxi"})
+
+pytestmark = embedded_only(
+    "operator commands on a fresh SQLite data folder; workers mode refuses SQLite at start-up "
+    "(tests/scaled/test_faults.py)"
+)
 
 
 def _manage(data_dir: Path, *args: str, production: bool = False) -> subprocess.CompletedProcess[str]:

@@ -28,7 +28,9 @@ def _uncached(session_id: str) -> list:  # type: ignore[type-arg]
     return DjangoEventStore().list_events_sync(session_id, 0, limit=10_000)
 
 
-async def test_events_another_process_appended_are_read_after_the_kept_ones(transactional_db: None) -> None:
+async def test_events_another_process_appended_are_read_after_the_kept_ones(
+    transactional_db: None, queue_worker: None
+) -> None:
     store = DjangoEventStore(own_thread=True)
     runner = Runner(approval, store=store)
     waiting = await runner.run({"amount": 5})
@@ -39,7 +41,8 @@ async def test_events_another_process_appended_are_read_after_the_kept_ones(tran
     permission = await Permission.objects.aget(codename="answer_interrupt")
     await sync_to_async(user.user_permissions.add)(permission)
     answer = ["wf", "answer", waiting.session_id, "ok", "--answer", '{"approved": true}', "--user", "ann"]
-    answered = await sync_to_async(subprocess.run)(
+    # Not in the thread Django shares with sync_to_async: a worker thread may need it meanwhile.
+    answered = await sync_to_async(subprocess.run, thread_sensitive=False)(
         [sys.executable, "manage.py", *answer],
         cwd=ROOT,
         env=subprocess_env(),

@@ -13,7 +13,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 
-from tests.wfapp.helpers import deploy, settled
+from tests.wfapp.helpers import deploy, jobs_done, settled
 from tests.wfapp.versioned import v1, v2
 from wfapp import lease as leases
 from wfapp import services
@@ -80,6 +80,7 @@ async def test_a_run_whose_version_is_gone_waits_untouched_until_it_is_back(
     assert lease is not None
     assert await worker.drive(lease) is None
     await engine_runtime.sweep()
+    await jobs_done(run.pk)  # workers mode: the job the answer queued found no version 1 either
     await engine_runtime.wait_idle()
 
     stuck = await Session.objects.aget(pk=run.pk)

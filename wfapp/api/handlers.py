@@ -27,8 +27,10 @@ from engine.errors import (
 from wfapp.errors import (
     InputValidationError,
     MalformedJSONError,
+    NotAssignedError,
     NotPermitted,
     PayloadTooLargeError,
+    RejectionReasonError,
     RunStateError,
     UnknownRunError,
     UnknownWorkflowError,
@@ -83,6 +85,8 @@ def problem_for(exc: Exception) -> Problem | None:
             return invalid([{"field": exc.field or "body", "message": limits.safe_text(str(exc))}])
         case InvalidAnswerError():
             return invalid(field_errors(exc.field_errors, "answer"), "answer")
+        case RejectionReasonError():
+            return invalid([{"field": "reason", "message": str(exc)}])
         case InterruptAlreadyAnswered():
             who = exc.answered_by or "someone else"
             when = f" at {iso(exc.answered_at)}" if isinstance(exc.answered_at, datetime) else ""
@@ -96,6 +100,8 @@ def problem_for(exc: Exception) -> Problem | None:
             return Problem("run-state", str(exc))
         case UnknownWorkflowError() | UnknownRunError() | UnknownSessionError() | UnknownInterruptError():
             return Problem("not-found", str(exc))
+        case NotAssignedError():
+            return Problem("forbidden", str(exc))
         case NotPermitted():
             return Problem("forbidden", f"{exc}: ask an administrator for the permission.")
         case Http404():

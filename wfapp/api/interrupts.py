@@ -10,8 +10,7 @@ from ninja import Query, Router, Schema
 from pydantic import Field
 
 from wfapp import services
-from wfapp.doorbell import session_group
-from wfapp.errors import NotPermitted, UnknownRunError
+from wfapp.errors import NotAssignedError, NotPermitted, UnknownRunError
 
 from . import idempotency, live, reads
 from .auth import caller
@@ -52,21 +51,25 @@ async def get_question(request: HttpRequest, question_id: int) -> Any:
 async def answer(request: HttpRequest, question_id: int, body: AnswerBody) -> HttpResponse:
     """Answer (validated against the question's `response_schema`); the first answer wins.
 
-    200: the run has taken the answer (the response shows it waiting for its next question or
-    finished). 202: the answer is recorded and the run advances in the background; follow
-    `runs/{id}/stream`. 409 `already-answered` says who answered first and when.
+    200: the run took the answer up in this server (embedded mode) and the response shows it
+    waiting for its next question or finished. 202: the answer is recorded and the run advances
+    in the background (a worker's job in the scaled mode, or a turn still going after a few
+    seconds); follow `runs/{id}/stream`. 409 `already-answered` says who answered first and when.
     """
     user = caller(request)
     _, session_id, interrupt_id = await sync_to_async(reads.question_document)(user, question_id)
 
     async def act() -> idempotency.Outcome:
-        async with live.doorbells(session_group(session_id)) as bell:
-            try:
-                await services.answer_interrupt(session_id, interrupt_id, body.answer, user=user)
-            except (NotPermitted, UnknownRunError):
-                raise Problem("not-found", f"No question {question_id}.") from None
-            data, answer_seq = await sync_to_async(reads.answered)(user, question_id)
-            done = live.advances_here() and await live.wait_settled(session_id, answer_seq, bell)
+        try:
+            turn = await services.answer_interrupt(
+                session_id, interrupt_id, body.answer, user=user, reason=body.reason
+            )
+        except NotAssignedError:
+            raise  # visible, but assigned to, claimed by or approved by others: 403 with why
+        except (NotPermitted, UnknownRunError):
+            raise Problem("not-found", f"No question {question_id}.") from None
+        done = await live.turn_settled(turn)
+        data, _, _ = await sync_to_async(reads.question_document)(user, question_id)
         run = await sync_to_async(reads.run_document)(user, session_id)
         result = document(AnswerResult, {"question": data, "run": run})
         return idempotency.Outcome(200 if done else 202, result)

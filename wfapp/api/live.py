@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 
-from wfapp import runtime
-from wfapp.models import RunStatus, Session
+from wfapp.runtime import Turn
 
 IDLE = 15.0  # seconds between looks (and SSE keep-alive comments) when no doorbell rings
-SETTLE_WAIT = 5.0  # how long an answer waits for the run to take it before answering 202
+SETTLE_WAIT = 5.0  # how long an answer waits for this process's turn before answering 202
 
 
 class Doorbells:
@@ -59,26 +57,16 @@ async def doorbells(*groups: str) -> AsyncIterator[Doorbells]:
                 await layer.group_discard(group, channel)
 
 
-def _settled(session_id: str, after_seq: int) -> bool:
-    row = Session.objects.filter(pk=session_id).values("status", "settled_seq").first()
-    return row is None or (row["status"] != RunStatus.RUNNING and row["settled_seq"] >= after_seq)
-
-
-async def wait_settled(
-    session_id: str, after_seq: int, bell: Doorbells, timeout: float = SETTLE_WAIT
-) -> bool:
-    """Whether the run ended its turn after seq ``after_seq`` within ``timeout`` seconds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    check: Callable[[str, int], Awaitable[bool]] = sync_to_async(_settled)
-    while not await check(session_id, after_seq):
-        left = deadline - loop.time()
-        if left <= 0:
-            return False
-        await bell.wait(min(left, 0.5))
-    return True
-
-
-def advances_here() -> bool:
-    """Whether this process's runtime takes the answer up (else a worker does, later)."""
-    return runtime.current().running
+async def turn_settled(turn: Turn | None, timeout: float | None = None) -> bool:
+    """Whether this process's turn of the run (``Runtime.kick``) settled it within ``timeout``:
+    the run took the answer up here. False when it advances elsewhere (``turn`` None: a worker's
+    job, or the next sweep), was held by another worker, or is still going after ``timeout``
+    (default ``SETTLE_WAIT``)."""
+    if turn is None:
+        return False
+    try:
+        async with asyncio.timeout(SETTLE_WAIT if timeout is None else timeout):
+            result = await asyncio.shield(asyncio.wrap_future(turn))
+    except TimeoutError:
+        return False
+    return result is not None

@@ -2,7 +2,10 @@
 
 Every registered workflow gets its input schema as a component and its own start operation
 (`POST /api/v1/workflows/<name>/runs`) whose body references it, so a client generator or a
-reader sees exactly what each workflow takes. Problem responses are `application/problem+json`.
+reader sees exactly what each workflow takes. The answer schemas its code declares
+(``wfapp.api.answer_schemas``) become components too, referenced from the answer operation's
+body (`anyOf`, with a last branch for questions whose schema only the running code decides) and
+listed per workflow in its `x-wfapp-questions`. Problem responses are `application/problem+json`.
 """
 
 from __future__ import annotations
@@ -18,10 +21,16 @@ from django.http import HttpRequest, HttpResponse
 
 from wfapp.registry import all_workflows
 
+from .answer_schemas import declared_questions
 from .auth import TokenAuth
 from .problems import MEDIA_TYPE, Problem
 
 START_PATH = "/api/v1/workflows/{name}/runs"
+ANSWER_PATH = "/api/v1/interrupts/{question_id}/answer"
+OTHER_ANSWERS = {
+    "description": "Any other question (its schema is computed when it is asked, or it is asked "
+    "by code the document cannot read): its `response_schema` decides."
+}
 _REF = "#/components/schemas/"
 
 
@@ -70,6 +79,41 @@ def _workflow_inputs(schema: dict[str, Any]) -> None:
         schema["paths"][START_PATH.replace("{name}", name)] = {"post": operation}
 
 
+def _answer_schemas(schema: dict[str, Any]) -> None:
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    operation = schema["paths"].get(ANSWER_PATH, {}).get("post")
+    if operation is None:
+        return
+    branches: list[dict[str, Any]] = []
+    for name, workflow in all_workflows().items():
+        listed = []
+        for question in declared_questions(workflow):
+            entry: dict[str, Any] = {"node": question.node, "interrupt_id": question.interrupt_id}
+            if question.schema is not None:
+                component = _component_name("Answer", name, question.interrupt_id or question.node)
+                if component not in components:
+                    components[component] = _hoist(question.schema, component, components)
+                    branches.append({"$ref": _REF + component})
+                entry["answer_schema"] = {"$ref": _REF + component}
+            listed.append(entry)
+        start = schema["paths"].get(START_PATH.replace("{name}", name), {}).get("post")
+        if start is not None:
+            start["x-wfapp-questions"] = listed
+    answer = {
+        "description": "The answer: it must satisfy the question's `response_schema`. The branches "
+        "are the answer schemas the workflows' code declares (see each start operation's "
+        "`x-wfapp-questions`).",
+        "anyOf": [*branches, OTHER_ANSWERS],
+    }
+    body = {
+        "type": "object",
+        "properties": {"answer": answer},
+        "required": ["answer"],
+        "additionalProperties": False,
+    }
+    operation["requestBody"] = {"content": {"application/json": {"schema": body}}, "required": True}
+
+
 def _responses(operation: dict[str, Any]) -> dict[str, Any]:
     """The operation's responses keyed by status text (django-ninja's int keys and ours merged)."""
     merged: dict[str, Any] = {}
@@ -90,6 +134,7 @@ def _problem_media_types(schema: dict[str, Any]) -> None:
 
 def extend(schema: Any) -> Any:
     _workflow_inputs(schema)
+    _answer_schemas(schema)
     _problem_media_types(schema)
     return schema
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from wfapp.models import InterruptStatus
 from wfapp.web import queries, run_search
 from wfapp.web.run_search import BadSearch
 
@@ -19,7 +18,7 @@ EVENTS_PAGE = queries.LIVE_BATCH
 
 
 def run_document(user: Any, session_id: str) -> dict[str, Any]:
-    session = queries.get_run(session_id)
+    session = queries.get_run(user, session_id)
     if session is None:
         raise Problem("not-found", f"No run {session_id!r}.")
     pending = queries.pending_for_run(user, session.pk, session.last_seq)
@@ -40,13 +39,13 @@ def _cursor(cursor: str | None, id_type: type) -> str | None:
     return cursor
 
 
-def runs_page(filters: dict[str, Any], cursor: str | None) -> dict[str, Any]:
+def runs_page(user: Any, filters: dict[str, Any], cursor: str | None) -> dict[str, Any]:
     """One page of runs filtered as the dashboard's runs list is (`run_search`)."""
     try:
         search = run_search.parse(filters)
     except BadSearch as bad:
         raise Problem("bad-request", str(bad)) from None
-    page = queries.runs_page(search, cursor=_cursor(cursor, str))
+    page = queries.runs_page(user, search, cursor=_cursor(cursor, str))
     return {
         "items": [schemas.run_summary(s) for s in page.items],
         "next_cursor": page.next_cursor,
@@ -54,8 +53,8 @@ def runs_page(filters: dict[str, Any], cursor: str | None) -> dict[str, Any]:
     }
 
 
-def events_page(session_id: str, after: int, limit: int) -> dict[str, Any]:
-    session = queries.get_run(session_id)
+def events_page(user: Any, session_id: str, after: int, limit: int) -> dict[str, Any]:
+    session = queries.get_run(user, session_id)
     if session is None:
         raise Problem("not-found", f"No run {session_id!r}.")
     rows = queries.events_after(session.pk, after, limit)
@@ -86,40 +85,10 @@ def question_document(user: Any, pk: int) -> tuple[dict[str, Any], str, str]:
     return schemas.question(row), row.session_id, row.interrupt_id
 
 
-def answered(user: Any, pk: int) -> tuple[dict[str, Any], int]:
-    row = queries.visible_interrupt(user, pk)
-    if row is None:
-        raise Problem("not-found", f"No question {pk}.")
-    return schemas.question(row), int(row.answer_seq or 0)
-
-
-def is_pending(status: str) -> bool:
-    return status == InterruptStatus.PENDING
-
-
-def stream_batch(session_id: str, after: int) -> tuple[list[dict[str, Any]], str, int]:
+def stream_batch(user: Any, session_id: str, after: int) -> tuple[list[dict[str, Any]], str, int]:
     """Events after ``after`` (one batch), and the run's status and last seq read just before."""
-    session = queries.get_run(session_id)
+    session = queries.get_run(user, session_id)
     if session is None:
         return [], "cancelled", after
     rows = queries.events_after(session_id, after)
     return [schemas.event(row) for row in rows], session.status, session.last_seq
-
-
-def pending_questions(
-    user: Any, workflow: str, q: str, session_id: str | None = None
-) -> list[dict[str, Any]]:
-    """Pending questions ``user`` may answer that match the inbox filters, oldest first."""
-    rows = queries.answerable(user).filter(status=InterruptStatus.PENDING)
-    if workflow:
-        rows = rows.filter(workflow=workflow)
-    if q:
-        rows = rows.filter(message__icontains=q)
-    if session_id is not None:
-        rows = rows.filter(session_id=session_id)
-    return [schemas.question(row) for row in rows.order_by("created_at", "id")]
-
-
-def questions_by_id(user: Any, pks: list[int]) -> list[dict[str, Any]]:
-    rows = queries.answerable(user).filter(pk__in=pks).order_by("created_at", "id")
-    return [schemas.question(row) for row in rows]

@@ -52,7 +52,7 @@ async def list_runs(request: HttpRequest, filters: Query[RunFilters]) -> Any:
     chosen = {
         k: v.isoformat() if isinstance(v, date) else v for k, v in filters.dict(exclude={"after"}).items()
     }
-    return await sync_to_async(reads.runs_page)(chosen, filters.after)
+    return await sync_to_async(reads.runs_page)(caller(request), chosen, filters.after)
 
 
 @router.get(
@@ -71,7 +71,7 @@ async def get_run(request: HttpRequest, run_id: str) -> HttpResponse:
 )
 async def list_events(request: HttpRequest, run_id: str, query: Query[EventQuery]) -> HttpResponse:
     """The run's events after seq `after`, oldest first, at most `limit`; `ETag`/`If-None-Match`."""
-    data = await sync_to_async(reads.events_page)(run_id, query.after, query.limit)
+    data = await sync_to_async(reads.events_page)(caller(request), run_id, query.after, query.limit)
     return with_etag(request, document(EventPage, data))
 
 

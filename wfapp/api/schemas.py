@@ -28,6 +28,11 @@ class StartBody(_Strict):
 
 class AnswerBody(_Strict):
     answer: Any = Field(description="The answer: it must satisfy the question's `response_schema`.")
+    reason: str | None = Field(
+        None,
+        max_length=5000,
+        description="Reject an approve/reject question with this reason (the answer must be the rejection).",
+    )
 
 
 class WorkflowSummary(Schema):
@@ -36,8 +41,20 @@ class WorkflowSummary(Schema):
     input_schema: dict[str, Any] | None = Field(description="JSON Schema of a start's `input`.")
 
 
+class DeclaredQuestion(Schema):
+    node: str = Field(description="The node that asks it.")
+    interrupt_id: str | None = Field(description="The id it is asked under; null: chosen at run time.")
+    response_schema: dict[str, Any] | None = Field(
+        description="JSON Schema its answers must satisfy; null: computed when it is asked."
+    )
+
+
 class Workflow(WorkflowSummary):
     graph: dict[str, Any] = Field(description="The graph: its `nodes` and `edges` (with routes).")
+    questions: list[DeclaredQuestion] = Field(
+        description="The questions its code declares, read from the code: a question's own "
+        "`response_schema` always decides (some are known only when asked)."
+    )
 
 
 class WorkflowList(Schema):

@@ -1,4 +1,5 @@
-"""Server-Sent Events: a run's events (``id:`` = seq, resumable) and the inbox's changes.
+"""Server-Sent Events: a run's events (``id:`` = seq) and the inbox's changes (``id:`` = the
+position of the change, see ``inbox_changes``), both resumable with ``Last-Event-ID``.
 
 Both are fed by the doorbells the websockets hear and read what the client has not seen
 from the database, so a lost doorbell or a reconnect loses nothing. A stream opened with an
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -18,10 +20,10 @@ from ninja import Query, Router, Schema
 from pydantic import Field
 
 from wfapp.doorbell import INBOX_GROUP, session_group
-from wfapp.models import RunStatus
+from wfapp.models import Interrupt, InterruptStatus, RunStatus
 from wfapp.web.queries import LIVE_BATCH
 
-from . import live, reads, tokens
+from . import inbox_changes, live, reads, schemas, tokens
 from .auth import caller
 from .problems import Problem, iso
 from .responses import problems
@@ -58,6 +60,21 @@ async def _revoked(user: Any) -> bool:
     return token_id is not None and not await sync_to_async(tokens.still_active)(token_id)
 
 
+def _sse_resumed_after(last: str) -> dict[str, Any]:
+    """The OpenAPI of a stream that resumes after its ``Last-Event-ID`` header (``last``)."""
+    header = {
+        "name": "Last-Event-ID",
+        "in": "header",
+        "required": False,
+        "description": f"{last}: the stream resumes after it.",
+        "schema": {"type": "string", "pattern": "^[0-9]+$"},
+    }
+    return {
+        "responses": {"200": {"description": "Server-Sent Events", "content": SSE}},
+        "parameters": [header],
+    }
+
+
 def _revoked_frame() -> str:
     problem = Problem("invalid-token", "The API token was revoked; the stream ends here.")
     return frame(problem.document(), event="error")
@@ -80,18 +97,7 @@ def _resume_from(request: HttpRequest, after: int) -> int:
     "/{run_id}/stream",
     response={200: None, **problems(400, 401, 404, 422)},
     summary="Stream a run's events (SSE)",
-    openapi_extra={
-        "responses": {"200": {"description": "Server-Sent Events", "content": SSE}},
-        "parameters": [
-            {
-                "name": "Last-Event-ID",
-                "in": "header",
-                "required": False,
-                "description": "The seq of the last event received: the stream resumes after it.",
-                "schema": {"type": "string", "pattern": "^[0-9]+$"},
-            }
-        ],
-    },
+    openapi_extra=_sse_resumed_after("The seq of the last event received"),
 )
 async def run_stream(request: HttpRequest, run_id: str, query: Query[StreamQuery]) -> StreamingHttpResponse:
     """Every event of the run after `after` (or `Last-Event-ID`), then each as it is appended.
@@ -109,7 +115,7 @@ async def _run_events(user: Any, session_id: str, after: int) -> AsyncIterator[s
     async with live.doorbells(session_group(session_id)) as bell:
         yield "retry: 2000\n\n"
         while True:
-            rows, status, last_seq = await sync_to_async(reads.stream_batch)(session_id, after)
+            rows, status, last_seq = await sync_to_async(reads.stream_batch)(user, session_id, after)
             for row in rows:
                 after = row["seq"]
                 yield frame(row, seq=after)
@@ -129,48 +135,106 @@ async def _run_events(user: Any, session_id: str, after: int) -> AsyncIterator[s
 class InboxQuery(Schema):
     workflow: str = Field("", max_length=200)
     q: str = Field("", max_length=200, description="Text in the question's message.")
+    after: int | None = Field(
+        None, ge=0, description="Resume after this position (the `Last-Event-ID` header wins)."
+    )
 
 
 @inbox_router.get(
     "/stream",
-    response={200: None, **problems(401, 422)},
+    response={200: None, **problems(400, 401, 422)},
     summary="Stream the inbox's changes (SSE)",
-    openapi_extra={"responses": {"200": {"description": "Server-Sent Events", "content": SSE}}},
+    openapi_extra=_sse_resumed_after("The position of the last change received"),
 )
 async def inbox_stream(request: HttpRequest, filters: Query[InboxQuery]) -> StreamingHttpResponse:
     """The pending questions you may answer (`event: pending` each, then `event: ready`), then changes.
 
-    A new question is `event: pending`; one that is answered, withdrawn or cancelled is
-    `event: closed` with its final state. A reconnect starts again with the current list.
+    A new question is `event: pending`; one that is answered, superseded, withdrawn or cancelled
+    is `event: closed` with its final state. Each change's `id:` is its position: the id of the
+    log entry that made it, growing across all runs (`ready` carries the position the list
+    covers). With `Last-Event-ID` (or `?after=`) the stream sends the changes after that
+    position, oldest first, then `event: ready`, instead of the list.
     """
-    return _streaming(_inbox_events(caller(request), filters.workflow, filters.q))
+    header = request.headers.get("Last-Event-ID", "").strip()
+    resume = _resume_from(request, filters.after or 0) if header or filters.after is not None else None
+    return _streaming(_inbox_events(caller(request), filters.workflow, filters.q, resume))
 
 
-async def _inbox_events(user: Any, workflow: str, q: str) -> AsyncIterator[str]:
-    shown: dict[int, str] = {}  # question id -> its run
+@dataclass
+class _Inbox:
+    """One inbox stream's state: its position and the pending questions it has shown (id: run)."""
+
+    user: Any
+    workflow: str
+    q: str
+    position: int = 0
+    shown: dict[int, str] = field(default_factory=dict)
+
+    def _pending(self, session_id: str | None = None) -> list[Interrupt]:
+        rows = inbox_changes.matching(self.user, self.workflow, self.q).filter(status=InterruptStatus.PENDING)
+        if session_id is not None:
+            rows = rows.filter(session_id=session_id)
+        return list(rows.order_by("created_at", "id"))
+
+    def open(self, resume: int | None) -> list[str]:
+        """The frames that open the stream: the list, or the changes after ``resume``; then ``ready``."""
+        with inbox_changes.snapshot():
+            top = inbox_changes.horizon()
+            if resume is None:
+                self.position = top
+                pending = self._pending()
+                frames = [frame(schemas.question(row), event="pending") for row in pending]
+            else:
+                self.position = max(resume, top)
+                changes = inbox_changes.after(self.user, self.workflow, self.q, resume, top)
+                frames = [self._frame(c.question, c.kind, c.position) for c in changes]
+                pending = self._pending()
+        self.shown = {row.pk: row.session_id for row in pending}
+        return [*frames, frame({"pending": len(self.shown)}, event="ready", seq=self.position)]
+
+    def look(self, session_id: str | None) -> list[str]:
+        """The changes since the last look; then stragglers (see ``inbox_changes``) of the run a
+        doorbell named, or of every run when none did."""
+        with inbox_changes.snapshot():
+            top = inbox_changes.horizon()
+            changes = inbox_changes.after(self.user, self.workflow, self.q, self.position, top)
+            frames = [self._frame(c.question, c.kind, c.position) for c in changes]
+            self.position = max(self.position, top)
+            for change in changes:
+                if change.kind == "pending" and change.question.status == InterruptStatus.PENDING:
+                    self.shown[change.question.pk] = change.question.session_id
+                elif change.kind == "closed":
+                    self.shown.pop(change.question.pk, None)
+            now = {row.pk: row for row in self._pending(session_id)}
+            late = [row for pk, row in now.items() if pk not in self.shown]
+            gone = [pk for pk, run in self.shown.items() if (session_id in (None, run)) and pk not in now]
+            closed = list(inbox_changes.matching(self.user, "", "").filter(pk__in=gone).order_by("pk"))
+        for row in late:
+            self.shown[row.pk] = row.session_id
+            frames.append(self._frame(row, "pending", self.position))
+        for row in closed:
+            del self.shown[row.pk]
+            frames.append(self._frame(row, "closed", self.position))
+        return frames
+
+    def _frame(self, row: Interrupt, kind: str, position: int) -> str:
+        return frame(schemas.question(row), event=kind, seq=position)
+
+
+async def _inbox_events(user: Any, workflow: str, q: str, resume: int | None) -> AsyncIterator[str]:
+    inbox = _Inbox(user, workflow, q)
     async with live.doorbells(INBOX_GROUP) as bell:
         yield "retry: 2000\n\n"
-        for item in await sync_to_async(reads.pending_questions)(user, workflow, q):
-            shown[item["id"]] = item["run"]
-            yield frame(item, event="pending")
-        yield frame({"pending": len(shown)}, event="ready")
+        for opening in await sync_to_async(inbox.open)(resume):
+            yield opening
         while True:
             rang = await bell.wait()
             if await _revoked(user):
                 yield _revoked_frame()
                 return
-            # A doorbell names its run: look at that run only; when idle, look at everything.
+            # A doorbell names its run: look for stragglers there only; when idle, everywhere.
             run = str(rang.get("session_id", "")) if rang else None
-            now = await sync_to_async(reads.pending_questions)(user, workflow, q, run)
-            for item in now:
-                if item["id"] not in shown:
-                    shown[item["id"]] = item["run"]
-                    yield frame(item, event="pending")
-            ids = {item["id"] for item in now}
-            gone = sorted(pk for pk, of in shown.items() if (run is None or of == run) and pk not in ids)
-            for item in await sync_to_async(reads.questions_by_id)(user, gone) if gone else []:
-                yield frame(item, event="closed")
-            for pk in gone:
-                del shown[pk]
+            for change in await sync_to_async(inbox.look)(run):
+                yield change
             if rang is None:
                 yield ": keep-alive\n\n"

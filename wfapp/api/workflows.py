@@ -1,4 +1,4 @@
-"""``workflows``: the registered workflows, one with its graph, and starting a run of one."""
+"""``workflows``: the registered workflows, one with its graph and questions, starting a run of one."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from wfapp import services
 from wfapp.registry import all_workflows, get_workflow
 
 from . import idempotency, reads
+from .answer_schemas import declared_questions
 from .auth import caller
 from .responses import document, problems
 from .schemas import Run, StartBody, Workflow, WorkflowList
@@ -38,7 +39,11 @@ async def get_one(request: HttpRequest, name: str) -> Any:
     workflow = get_workflow(name)
     describe = workflow.describe()
     graph = {"nodes": describe.get("nodes") or [], "edges": describe.get("edges") or []}
-    return {**_summary(workflow), "graph": graph}
+    questions = [
+        {"node": q.node, "interrupt_id": q.interrupt_id, "response_schema": q.schema}
+        for q in declared_questions(workflow)
+    ]
+    return {**_summary(workflow), "graph": graph, "questions": questions}
 
 
 @router.post(

@@ -3,10 +3,16 @@
 Under 100 the expense is approved automatically; up to 1,000 a manager decides; above 1,000
 the manager and finance decide in parallel and a ``JoinNode`` combines their decisions
 (only that path goes through the join).
+
+Human steps (``engine.human``): the manager's question is assigned to the group ``managers``,
+is escalated to ``directors`` after two days and rejected by its deadline after five; the
+finance question goes to ``finance``, and above 10,000 needs two distinct finance approvals,
+never from whoever filed the claim. ``expense_approval_people`` seeds these groups and users.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -17,6 +23,10 @@ from engine import START, Event, JoinNode, RequestInput, Workflow, node
 AUTO_LIMIT = Decimal(100)
 POSITIVE = r"^(?=.*[1-9])\d+(\.\d+)?$"  # a decimal greater than 0, as text
 MANAGER_LIMIT = Decimal(1000)
+QUORUM_LIMIT = Decimal(10000)  # above it, two finance people approve
+ESCALATE_AFTER = timedelta(days=2)
+DECIDE_WITHIN = timedelta(days=5)
+LATE = {"approved": False, "comment": "No manager decided within 5 days: rejected by the deadline."}
 
 
 class Expense(BaseModel):
@@ -62,6 +72,20 @@ def auto_approve(node_input: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _human_steps(who: str, amount: Decimal) -> dict[str, Any]:
+    if who == "manager":
+        return {
+            "assignees": ["group:managers"],
+            "escalate_after": ESCALATE_AFTER,
+            "escalate_to": ["group:directors"],
+            "timeout": DECIDE_WITHIN,
+            "on_timeout": LATE,
+        }
+    if amount > QUORUM_LIMIT:
+        return {"assignees": ["group:finance"], "approvals_required": 2, "exclude_requester": True}
+    return {"assignees": ["group:finance"]}
+
+
 def _ask(who: str):  # type: ignore[no-untyped-def]
     async def ask(node_input: dict[str, Any]):  # type: ignore[no-untyped-def]
         yield RequestInput(
@@ -70,6 +94,7 @@ def _ask(who: str):  # type: ignore[no-untyped-def]
             f"for {node_input['category']} ({node_input['description']})",
             payload=node_input,
             response_schema=Decision,
+            **_human_steps(who, Decimal(str(node_input["amount"]))),
         )
 
     return ask
@@ -99,12 +124,16 @@ def manager_decides(ctx: Any, node_input: Any) -> dict[str, Any]:
 
 def both_decide(ctx: Any, node_input: dict[str, Any]) -> dict[str, Any]:
     expense = ctx.state["expense"] if "expense" in ctx.state else {}
-    manager = _decision(node_input["manager_approval"])
-    finance = _decision(node_input["finance_approval"])
-    comments = [f"{who}: {d.comment}" for who, d in (("manager", manager), ("finance", finance)) if d.comment]
+    decisions = [("manager", _decision(node_input["manager_approval"]))]
+    finance = node_input["finance_approval"]
+    if isinstance(finance, list):  # a quorum: every answer given, in order, with its actor
+        decisions += [("finance", _decision(given["answer"])) for given in finance]
+    else:
+        decisions.append(("finance", _decision(finance)))
+    comments = [f"{who}: {d.comment}" for who, d in decisions if d.comment]
     return {
         **expense,
-        "approved": manager.approved and finance.approved,
+        "approved": all(d.approved for _, d in decisions),
         "decided_by": ["manager", "finance"],
         "comments": comments,
     }

@@ -9,7 +9,7 @@ or rejected at once, and builds the answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 from wfapp.schema_forms.errors import validate
 from wfapp.schema_forms.resolve import UnresolvableSchema, resolve
 from wfapp.schema_forms.rows import RowEdit, apply_edit
-from wfapp.schema_forms.values import FormData, keep_decimal_text, keep_typed, parse, show_value
+from wfapp.schema_forms.values import FormData, keep_decimal_text, keep_typed, nearest_key, parse, show_value
 from wfapp.schema_forms.widgets import MISSING, Widget, build_widgets, path_key
 
 __all__ = ["MISSING", "BulkDecision", "SchemaForm", "Widget", "bulk_decision", "path_key"]
@@ -119,6 +119,17 @@ class SchemaForm:
 
     def is_valid(self) -> bool:
         return self.is_bound and self.edit is None and not self.errors
+
+    def add_errors(self, errors: Mapping[str, list[str]]) -> None:
+        """Show errors found after the form's own checks (by the service) on their fields."""
+        for key, messages in errors.items():
+            self.errors.setdefault(key, []).extend(messages)
+        for widget in self.widgets():
+            widget.errors = self.errors.get(widget.key, [])
+
+    def add_error_at(self, path: tuple[str | int, ...], message: str) -> None:
+        """``add_errors`` for one message about the value at ``path`` (the nearest field shows it)."""
+        self.add_errors({nearest_key(self.root, path): [message]})
 
     @property
     def value(self) -> Any:

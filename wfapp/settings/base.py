@@ -64,7 +64,7 @@ DATABASES = {"default": database(DATA_DIR / "wfapp.sqlite3")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # procrastinate's job tables (scaled mode) and their admin pages exist on PostgreSQL only.
     INSTALLED_APPS.append("procrastinate.contrib.django")
-PROCRASTINATE_IMPORT_PATHS = ["wfapp.worker.tasks"]
+PROCRASTINATE_IMPORT_PATHS = ["wfapp.worker.tasks", "wfapp.worker.deadlines", "wfapp.worker.notify_tasks"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 CHANNEL_LAYERS = channel_layers()
 
@@ -119,8 +119,51 @@ WFAPP_LEASE_SECONDS = float(os.environ.get("WFAPP_LEASE_SECONDS", "30"))
 WFAPP_SWEEP_SECONDS = float(os.environ.get("WFAPP_SWEEP_SECONDS", "5"))
 # Answers and start inputs larger than this (in bytes of JSON) are refused before parsing.
 WFAPP_MAX_ANSWER_BYTES = int(os.environ.get("WFAPP_MAX_ANSWER_BYTES", str(64 * 1024)))
+# How long the API remembers an Idempotency-Key's first result (the sweeps purge older ones).
+WFAPP_IDEMPOTENCY_HOURS = float(os.environ.get("WFAPP_IDEMPOTENCY_HOURS", "24"))
 # How deep any value written to the event log may nest (at most 190: the log's readers refuse deeper).
 WFAPP_MAX_JSON_DEPTH = int(os.environ.get("WFAPP_MAX_JSON_DEPTH", "64"))
+
+# Notifications (wfapp.notify): mail through Django's email framework (the console in embedded
+# mode; SMTP when EMAIL_HOST is set, or any backend through WFAPP_EMAIL_BACKEND), webhooks to the
+# URLs listed here only (never from workflow input), HMAC-signed with WFAPP_WEBHOOK_SECRET.
+_SMTP_HOST = os.environ.get("EMAIL_HOST", "")
+MAILERS = {
+    "default": {
+        "BACKEND": os.environ.get(
+            "WFAPP_EMAIL_BACKEND",
+            "django.core.mail.backends.smtp.EmailBackend"
+            if _SMTP_HOST
+            else "django.core.mail.backends.console.EmailBackend",
+        ),
+        "OPTIONS": {
+            "host": _SMTP_HOST,
+            "port": int(os.environ.get("EMAIL_PORT", "25")),
+            "username": os.environ.get("EMAIL_HOST_USER", ""),
+            "password": os.environ.get("EMAIL_HOST_PASSWORD", ""),
+            "use_tls": env_bool("EMAIL_USE_TLS"),
+            "timeout": 10,
+        }
+        if _SMTP_HOST
+        else {},
+    }
+}
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "wfapp@localhost")
+WFAPP_NOTIFY_EMAIL = env_bool("WFAPP_NOTIFY_EMAIL", True)
+WFAPP_WEBHOOK_URLS = env_list("WFAPP_WEBHOOK_URLS")
+WFAPP_WEBHOOK_SECRET = os.environ.get("WFAPP_WEBHOOK_SECRET", "")
+WFAPP_WEBHOOK_TIMEOUT = float(os.environ.get("WFAPP_WEBHOOK_TIMEOUT", "5"))
+# A delivery that fails is tried again after 1, 2, 4, ... times this, this many times in all.
+WFAPP_NOTIFY_ATTEMPTS = int(os.environ.get("WFAPP_NOTIFY_ATTEMPTS", "6"))
+WFAPP_NOTIFY_BACKOFF_SECONDS = float(os.environ.get("WFAPP_NOTIFY_BACKOFF_SECONDS", "2"))
+# How often notices are collected and due deliveries sent (the runtime, or a worker's periodic job).
+WFAPP_NOTIFY_SECONDS = float(os.environ.get("WFAPP_NOTIFY_SECONDS", "2"))
+WFAPP_DIGEST_MINUTES = float(os.environ.get("WFAPP_DIGEST_MINUTES", "60"))
+# The dashboard's address as the mails' links spell it.
+WFAPP_BASE_URL = os.environ.get("WFAPP_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+# Signed single-use answer links in question mails (wfapp.answer_links): off unless enabled.
+WFAPP_ANSWER_LINKS = env_bool("WFAPP_ANSWER_LINKS")
+WFAPP_ANSWER_LINK_HOURS = float(os.environ.get("WFAPP_ANSWER_LINK_HOURS", "72"))
 
 LOGGING = {
     "version": 1,

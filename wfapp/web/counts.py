@@ -13,13 +13,15 @@ import threading
 import time
 from collections.abc import Callable, Hashable
 
-from wfapp.permissions import can_answer
+from wfapp.permissions import answer_scope
 from wfapp.web import queries
 
 TTL = 2.0
 MAX_ENTRIES = 256
 
 Doorbell = tuple[str, int]
+
+SCOPE_TTL = 2.0  # how long a user's answer scope (the key their counts are shared under) is kept
 
 _lock = threading.Lock()
 _counts: dict[Hashable, tuple[float, int]] = {}
@@ -40,21 +42,38 @@ def _shared(key: Hashable, compute: Callable[[], int]) -> int:
     return value
 
 
+def _scope(user: object) -> Hashable:
+    """The user's answer scope, kept on the user object (a socket's) for ``SCOPE_TTL`` seconds."""
+    now = time.monotonic()
+    kept = getattr(user, "_wfapp_answer_scope", None)
+    if kept is not None and now - kept[0] < SCOPE_TTL:
+        cached: Hashable = kept[1]
+        return cached
+    scope = answer_scope(user)
+    try:
+        user._wfapp_answer_scope = (now, scope)  # type: ignore[attr-defined]
+    except AttributeError:
+        pass  # a user object that keeps nothing: computed each time
+    return scope
+
+
 def pending_count(user: object, doorbell: Doorbell | None = None) -> int:
-    """The user's pending count; computed once per doorbell for everyone who may answer."""
-    if doorbell is None or not can_answer(user):
+    """The user's pending count; computed once per doorbell for everyone with the same scope."""
+    scope = None if doorbell is None else _scope(user)
+    if scope is None:
         return queries.pending_count(user)
-    return _shared((doorbell, "", ""), lambda: queries.pending_count(user))
+    return _shared((doorbell, scope, "", ""), lambda: queries.pending_count(user))
 
 
 def pending_matching_count(user: object, workflow: str, q: str, doorbell: Doorbell | None = None) -> int:
     """The inbox's "N pending matching" for its filters, once per doorbell and filter."""
     if not workflow and not q:
         return pending_count(user, doorbell)
-    if doorbell is None or not can_answer(user):
+    scope = None if doorbell is None else _scope(user)
+    if scope is None:
         return queries.pending_matching_count(user, workflow=workflow, q=q)
     return _shared(
-        (doorbell, workflow, q), lambda: queries.pending_matching_count(user, workflow=workflow, q=q)
+        (doorbell, scope, workflow, q), lambda: queries.pending_matching_count(user, workflow=workflow, q=q)
     )
 
 

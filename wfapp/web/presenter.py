@@ -16,17 +16,20 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
-from wfapp import permissions
+from wfapp import assignment, permissions
 from wfapp.models import Event as EventRow
 from wfapp.models import Interrupt, InterruptStatus, RunStatus, Session
 from wfapp.permissions import can_answer
-from wfapp.registry import all_versions, all_workflows
+from wfapp.registry import all_workflows, drawable_workflow
 from wfapp.schema_forms.form import SchemaForm, bulk_decision
 from wfapp.web import counts, queries, run_search
+from wfapp.web.failure_cards import FailureCard, failure_cards
 from wfapp.web.graph.svg import render_graph
+from wfapp.web.human_steps import HumanView
 from wfapp.web.readable import Row, answer_summary, pretty, preview, rows
 from wfapp.web.run_search import RunSearch
 from wfapp.web.run_state import Entry, describe_event, fold_state, node_statuses
+from wfapp.web.state_diff import Comparison
 from wfapp.web.transcripts import model_steps, transcripts
 
 RUN_GRAPH_ID = "run-graph-svg"
@@ -43,6 +46,7 @@ class AskView:
     bulk: bool
     payload: list[Row] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the asking step told the user first
+    post_url: str = ""  # where the form posts, when not the dashboard's answer URL (an answer link)
 
     @property
     def dom_id(self) -> str:
@@ -50,7 +54,7 @@ class AskView:
 
     @property
     def answer_url(self) -> str:
-        return reverse("answer", args=[self.row.pk])
+        return self.post_url or reverse("answer", args=[self.row.pk])
 
     @property
     def run_url(self) -> str:
@@ -59,6 +63,11 @@ class AskView:
     @property
     def answer_text(self) -> str:
         return answer_summary(self.row.answer)
+
+    @property
+    def human(self) -> HumanView:
+        """Assignees, holder, due time and quorum (issue 17)."""
+        return HumanView(self.row)
 
 
 def ask_view(
@@ -89,6 +98,7 @@ def messages_before(asks: list[Interrupt]) -> dict[int, list[str]]:
     found = (
         EventRow.objects.filter(where)
         .filter(Q(kind="started") | Q(data__has_key="message"))
+        .exclude(kind="comment")  # people's remarks are the timeline's, not the asking step's
         .order_by("seq")
         .values_list("session_id", "node_path", "seq", "kind", "data__message")
     )
@@ -108,6 +118,21 @@ def messages_before(asks: list[Interrupt]) -> dict[int, list[str]]:
         if said:
             notes[ask.pk] = said[-MAX_NOTES:]
     return notes
+
+
+REJECT_WITH_REASON = "reject-with-reason"
+
+
+def answer_data(row: Interrupt, posted: Any) -> tuple[Any, str | None]:
+    """A posted answer form's data, and the reason when it is a "Reject with reason" (the
+    decision set to reject; the reason is checked by ``services.answer_interrupt``)."""
+    if posted.get("_outcome") != REJECT_WITH_REASON:
+        return posted, None
+    decision = SchemaForm(row.response_schema, id_prefix=f"i{row.pk}-").decision
+    data = posted.copy()
+    if decision is not None:
+        data[decision.name] = "false"
+    return data, str(posted.get("_reason", ""))
 
 
 def ask_views(rows: list[Interrupt], *, allow_bulk: bool = True) -> list[AskView]:
@@ -157,7 +182,7 @@ def entry(r: dict[str, Any]) -> Entry:
     """One timeline line; a message a step gave the user (``Event(message=...)``) is shown too."""
     data = r["data"] or {}
     described = describe_event(r["seq"], r["timestamp"], r["kind"], r["node_path"], r["author"], data)
-    message = data.get("message") if r["kind"] != "interrupt" else None
+    message = data.get("message") if r["kind"] not in ("interrupt", "comment") else None
     if not isinstance(message, str):
         return described
     if r["kind"] == "message":
@@ -189,9 +214,7 @@ def run_graph(
 ) -> SafeString:
     """The run's graph with every node's live status (the SVG escapes all text itself)."""
     # The graph of the run's own version; the newest when that one is not registered here.
-    workflow = all_versions().get(session.workflow, {}).get(session.version) or all_workflows().get(
-        session.workflow
-    )
+    workflow = drawable_workflow(session.workflow, session.version)
     if workflow is None:
         return mark_safe("")
     statuses, children = node_statuses(queries.status_rows(session.pk) if status is None else status)
@@ -205,19 +228,36 @@ def run_graph(
     )
 
 
-def graph_fragment(session_id: str, expanded: frozenset[str]) -> str:
+def graph_fragment(user: Any, session_id: str, expanded: frozenset[str]) -> str:
     """The run's graph alone, out of band (a page expanded or collapsed a node's children)."""
-    session = queries.get_run(session_id)
+    session = queries.get_run(user, session_id)
     if session is None:
         return ""
     context = {"graph": run_graph(session, expanded), "oob": True}
     return render_to_string("wfapp/run.html#graph", context)
 
 
+def cancelled_by(session: Session) -> dict[str, str]:
+    """Who cancelled the run and why, from its last status event (nothing unless cancelled)."""
+    if session.status != RunStatus.CANCELLED:
+        return {}
+    row = (
+        EventRow.objects.filter(session_id=session.pk, kind="status")
+        .order_by("-seq")
+        .values("author", "data__message")
+        .first()
+    )
+    if row is None:
+        return {}
+    reason = row["data__message"]
+    return {"by": row["author"] or "", "reason": reason if isinstance(reason, str) else ""}
+
+
 def result_context(session: Session, user: Any) -> dict[str, Any]:
     """The run's status-dependent parts: actions (those `user` may take), state, output, input."""
     state = fold_state(queries.state_deltas(session.pk))
     return {
+        "cancelled": cancelled_by(session),
         "run": session,
         "state": state,
         "state_text": pretty(state),
@@ -230,9 +270,21 @@ def result_context(session: Session, user: Any) -> dict[str, Any]:
     }
 
 
-def run_context(session: Session, user: Any, expanded: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """Everything the run page shows; a fixed number of queries whatever the log's length."""
-    latest = queries.events_before(session.pk, None)
+def run_context(
+    session: Session,
+    user: Any,
+    expanded: frozenset[str] = frozenset(),
+    compare: Comparison | None = None,
+    failures: list[FailureCard] | None = None,
+    latest: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Everything the run page shows; a fixed number of queries whatever the log's length.
+
+    ``latest``: the latest events, read *before* ``session`` (a row read after the events is at
+    least as new as they are, so a page never shows a run's last events under a head that still
+    says "running" while its socket, starting after them, has nothing left to send)."""
+    if latest is None:
+        latest = queries.events_before(session.pk, None)
     older = latest[0]["seq"] if latest and latest[0]["seq"] > 1 else None
     last_seq = latest[-1]["seq"] if latest else 0
     status = queries.status_rows(session.pk)  # read once: the graph and the transcripts use it
@@ -244,7 +296,14 @@ def run_context(session: Session, user: Any, expanded: frozenset[str] = frozense
         "older_before": older,
         "last_seq": last_seq,
         "transcripts": transcripts(session.pk, status),
+        "failures": _failures(session, status) if failures is None else failures,
+        "compare": compare or Comparison(),
     }
+
+
+def _failures(session: Session, status: list[tuple[str, str]]) -> list[FailureCard]:
+    """The failure cards; no query for a run none of whose nodes ever failed (``status`` says)."""
+    return failure_cards(session) if any(kind == "error" for kind, _ in status) else []
 
 
 # -- live fragments -------------------------------------------------------------------------------
@@ -291,7 +350,7 @@ def run_update(
     )
     if not rows:
         return RunUpdate("", after)
-    session = queries.get_run(session_id)
+    session = queries.get_run(user, session_id)
     if session is None:
         return RunUpdate("", after)
     last = rows[-1]["seq"]
@@ -323,9 +382,12 @@ def run_update(
         context["transcripts_changed"] = True
         update.streaming = {t.thinking for t in shown if t.thinking}
         update.finished = model_steps([r["node_path"] for r in rows if r["kind"] in ("completed", "error")])
-    if kinds & {"status", "state", "output", "completed"}:
+    if kinds & {"status", "state", "output", "completed", "retry"}:
         context.update(result_context(session, user))
         context["result_changed"] = True
+    if kinds & {"status", "error", "retry"}:
+        context["failures"] = _failures(session, status or queries.status_rows(session.pk))
+        context["failures_changed"] = True
     update.html = render_to_string("wfapp/live.html#run_update", context)
     return update
 
@@ -363,6 +425,8 @@ def inbox_update(
         fresh = fresh.filter(workflow=filters["workflow"])
     if filters.get("q"):
         fresh = fresh.filter(message__icontains=filters["q"])
+    tab = filters.get("tab", "all")
+    fresh = assignment.for_tab(fresh, user, tab)
     visible = visible.select_related("session")
     closing = Q(status=InterruptStatus.ANSWERED, answer_seq__gt=answered_after)
     if closed_since is not None:
@@ -379,6 +443,10 @@ def inbox_update(
         "page": {
             "count": counts.pending_matching_count(
                 user, filters.get("workflow", ""), filters.get("q", ""), doorbell
+            )
+            if tab == "all"
+            else queries.pending_matching_count(  # a tab's count is the user's own
+                user, workflow=filters.get("workflow", ""), q=filters.get("q", ""), tab=tab
             )
         },
     }
@@ -398,9 +466,9 @@ def inbox_list(user: Any, filters: dict[str, Any], watermark: int) -> str:
     return render_to_string("wfapp/inbox.html#list", context) + badge_fragment(user)
 
 
-def runs_update(session_id: str, search: RunSearch | None, created: bool) -> str:
+def runs_update(user: Any, session_id: str, search: RunSearch | None, created: bool) -> str:
     """A run's row, changed in place; a run just created is inserted when `search` takes it."""
-    session = queries.get_run(session_id)
+    session = queries.get_run(user, session_id)
     if session is None:
         return ""
     insert = created and search is not None and run_search.matches(session, search)

@@ -1,4 +1,7 @@
-"""The dashboard's reads: one place decides what a user may see, for pages and sockets alike.
+"""The dashboard's reads: what a user may see, for pages, sockets and the API alike.
+
+Every read of runs, questions and events filters through ``wfapp.permissions``
+(``workflow_filter``): a run of a workflow the user may not view does not exist for them.
 
 Every list is keyset-paginated (no OFFSET), so a page costs the same on the first and the
 hundredth screen; every page does a fixed number of queries whatever the data size.
@@ -13,10 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
+from wfapp import assignment
 from wfapp.models import Event, Interrupt, InterruptStatus, Session
-from wfapp.permissions import can_answer
+from wfapp.permissions import workflow_filter
 from wfapp.web import run_search
 from wfapp.web.run_search import RunSearch
 
@@ -66,10 +70,13 @@ def _moment(text: Any) -> datetime | None:
 
 
 def answerable(user: Any) -> QuerySet[Interrupt]:
-    """The interrupts `user` may see and answer (none without the permission)."""
-    if not can_answer(user):
-        return Interrupt.objects.none()
-    return Interrupt.objects.all()
+    """The interrupts `user` may see and answer (those of the workflows they may answer)."""
+    return Interrupt.objects.filter(workflow_filter(user, "answer"))
+
+
+def visible_runs(user: Any) -> QuerySet[Session]:
+    """The runs `user` may see (those of the workflows they may view)."""
+    return Session.objects.filter(workflow_filter(user, "view"))
 
 
 def visible_interrupt(user: Any, pk: int) -> Interrupt | None:
@@ -80,18 +87,18 @@ def pending_count(user: Any) -> int:
     return answerable(user).filter(status=InterruptStatus.PENDING).count()
 
 
-def _pending_matching(user: Any, workflow: str, q: str) -> QuerySet[Interrupt]:
+def _pending_matching(user: Any, workflow: str, q: str, tab: str = "all") -> QuerySet[Interrupt]:
     rows = answerable(user).filter(status=InterruptStatus.PENDING)
     if workflow:
         rows = rows.filter(workflow=workflow)
     if q:
         rows = rows.filter(message__icontains=q)
-    return rows
+    return assignment.for_tab(rows, user, tab)
 
 
-def pending_matching_count(user: Any, *, workflow: str = "", q: str = "") -> int:
+def pending_matching_count(user: Any, *, workflow: str = "", q: str = "", tab: str = "all") -> int:
     """How many pending interrupts the inbox's filters match now (its "N pending" line)."""
-    return _pending_matching(user, workflow, q).count()
+    return _pending_matching(user, workflow, q, tab).count()
 
 
 def inbox_page(
@@ -100,18 +107,23 @@ def inbox_page(
     workflow: str = "",
     q: str = "",
     newest: bool = False,
+    due: bool = False,
+    tab: str = "all",
     cursor: str | None = None,
     up_to: int | None = None,
 ) -> Page:
-    """Pending interrupts, oldest first (or newest), filtered, one keyset page.
+    """Pending interrupts, oldest first (or newest, or soonest due), filtered, one keyset page;
+    `tab` narrows it to one of `wfapp.assignment.TABS`.
 
     With `up_to` (an `interrupt_watermark()` taken first), later interrupts are left to the
     live socket, so a page and its socket never both show one.
     """
-    rows = _pending_matching(user, workflow, q)
+    rows = _pending_matching(user, workflow, q, tab)
     if up_to is not None:
         rows = rows.filter(pk__lte=up_to)
     total = rows.count()
+    if due:
+        return _by_due(rows, cursor, total)
     order = ("-created_at", "-id") if newest else ("created_at", "id")
     after = decode_cursor(cursor, 2)
     moment = _moment(after[0]) if after else None
@@ -127,6 +139,24 @@ def inbox_page(
     return Page(items, next_cursor, total)
 
 
+def _by_due(rows: QuerySet[Interrupt], cursor: str | None, total: int) -> Page:
+    """One keyset page of ``rows``, soonest due first, those without a due time last."""
+    after = decode_cursor(cursor, 2)
+    if after and isinstance(after[1], int):
+        moment = _moment(after[0]) if after[0] else None
+        if moment is not None:
+            rows = rows.filter(
+                Q(due_at__gt=moment) | Q(due_at=moment, id__gt=after[1]) | Q(due_at__isnull=True)
+            )
+        else:
+            rows = rows.filter(due_at__isnull=True, id__gt=after[1])
+    items = list(rows.order_by(F("due_at").asc(nulls_last=True), "id")[: INBOX_PAGE + 1])
+    more = len(items) > INBOX_PAGE
+    items = items[:INBOX_PAGE]
+    next_cursor = encode_cursor(items[-1].due_at or "", items[-1].pk) if more else None
+    return Page(items, next_cursor, total)
+
+
 def pending_for_run(user: Any, session_id: str, up_to_seq: int) -> list[Interrupt]:
     """Pending interrupts asked up to `up_to_seq`: later ones reach the page with their events."""
     rows = answerable(user).filter(
@@ -138,12 +168,12 @@ def pending_for_run(user: Any, session_id: str, up_to_seq: int) -> list[Interrup
 # -- runs ---------------------------------------------------------------------------------------
 
 
-def runs_page(search: RunSearch | None = None, *, cursor: str | None = None) -> Page:
-    """Runs, newest first, filtered (`run_search`), one keyset page.
+def runs_page(user: Any, search: RunSearch | None = None, *, cursor: str | None = None) -> Page:
+    """Runs `user` may see, newest first, filtered (`run_search`), one keyset page.
 
     `Page.partial` says that a text search left runs older than its scope unread.
     """
-    rows, partial = run_search.apply(Session.objects.select_related("created_by"), search or RunSearch())
+    rows, partial = run_search.apply(visible_runs(user).select_related("created_by"), search or RunSearch())
     after = decode_cursor(cursor, 2)
     moment = _moment(after[0]) if after else None
     if after and moment is not None:
@@ -155,10 +185,11 @@ def runs_page(search: RunSearch | None = None, *, cursor: str | None = None) -> 
     return Page(items, next_cursor, partial=partial)
 
 
-def get_run(session_id: str) -> Session | None:
+def get_run(user: Any, session_id: str) -> Session | None:
+    """The run, if `user` may see it (None for a run of a workflow they may not view)."""
     if "\x00" in session_id:  # no run has one, and PostgreSQL refuses to look it up
         return None
-    return Session.objects.select_related("created_by").filter(pk=session_id).first()
+    return visible_runs(user).select_related("created_by").filter(pk=session_id).first()
 
 
 # -- events -------------------------------------------------------------------------------------

@@ -115,14 +115,49 @@ def describe_event(
         title = f"Answered by {actor}" if actor else "Answered"
         value = answer.get("value")
         return Entry(seq, timestamp, kind, node_path, title, answer_summary(value), pretty(value), actor)
+    if kind == "assignment":  # a decision on a question (issue 17)
+        decided = data.get("assignment") or {}
+        words = {"claim": "Claimed", "unclaim": "Released", "reassign": "Reassigned", "escalate": "Escalated"}
+        title = f"{words.get(str(decided.get('decision')), 'Reminded')} by {decided.get('actor') or author}"
+        whom = ", ".join(map(str, decided.get("users") or []))
+        return Entry(seq, timestamp, kind, node_path, title, f"to {whom}" if whom else "")
     if kind == "error":
         error = data.get("error") or {}
         text = f"{error.get('type', 'Error')}: {error.get('message', '')}"
         return Entry(
             seq, timestamp, kind, node_path, "Error", preview(text, 300), text if len(text) > 300 else ""
         )
+    if kind == "retry":
+        edited = "input" in data
+        title = f"Retried by {author}" if author else "Retried"
+        detail = "with an edited input" if edited else ""
+        reason = data.get("message")
+        if isinstance(reason, str) and reason:
+            detail = f"{detail} · {reason}" if detail else reason
+        whole = pretty(data["input"]) if edited else ""
+        return Entry(seq, timestamp, kind, node_path, title, preview(detail), whole, author)
     if kind == "status":
-        return Entry(seq, timestamp, kind, node_path, f"Run {data.get('status', 'changed')}")
+        status = data.get("status", "changed")
+        if status == "cancelled":
+            reason = data.get("message")
+            title = f"Run cancelled by {author}" if author else "Run cancelled"
+            detail = preview(reason, 300) if isinstance(reason, str) else ""
+            return Entry(seq, timestamp, kind, node_path, title, detail, actor=author)
+        return Entry(seq, timestamp, kind, node_path, f"Run {status}")
+    if kind == "comment":
+        text = str(data.get("message") or "")
+        on = (data.get("interrupt") or {}).get("id")
+        title = f"Comment by {author}" + (f" on question {on}" if on else "")
+        return Entry(
+            seq,
+            timestamp,
+            kind,
+            node_path,
+            title,
+            preview(text, 300),
+            text if len(text) > 300 else "",
+            author,
+        )
     parts = []
     if "output" in data:
         parts.append(("Output", data["output"]))

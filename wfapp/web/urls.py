@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from django.urls import path
 
-from wfapp.web.views import inbox, runs, workflows
+from wfapp.web.views import claims, inbox, links, runs, workflows
 
 urlpatterns = [
     path("", inbox.inbox, name="inbox"),
     path("inbox/bulk/", inbox.bulk_answer, name="bulk-answer"),
     path("interrupts/<int:pk>/", inbox.interrupt_page, name="interrupt"),
     path("interrupts/<int:pk>/answer/", inbox.answer, name="answer"),
+    path("answer-link/<str:token>/", links.answer_link, name="answer-link"),
+    path("interrupts/<int:pk>/claim/", claims.claim, name="interrupt-claim"),
+    path("interrupts/<int:pk>/unclaim/", claims.unclaim, name="interrupt-unclaim"),
+    path("interrupts/<int:pk>/reassign/", claims.reassign, name="interrupt-reassign"),
     path("workflows/", workflows.workflows, name="workflows"),
     path("workflows/<str:name>/", workflows.workflow, name="workflow"),
     path("workflows/<str:name>/start/", workflows.start, name="workflow-start"),
@@ -18,5 +22,6 @@ urlpatterns = [
     path("runs/<str:session_id>/", runs.run, name="run"),
     path("runs/<str:session_id>/events/", runs.run_events, name="run-events"),
     path("runs/<str:session_id>/cancel/", runs.cancel, name="run-cancel"),
+    path("runs/<str:session_id>/comment/", runs.comment, name="run-comment"),
     path("runs/<str:session_id>/retry/", runs.retry, name="run-retry"),
 ]

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 
 from .config import workers_mode
+
+if TYPE_CHECKING:
+    from wfapp.runtime import Turn
 
 logger = logging.getLogger(__name__)
 
@@ -78,12 +81,15 @@ def answer_recorded(session_id: str) -> None:
         defer_advance(session_id)
 
 
-def after_answer(session_id: str) -> None:
-    """Called by the services once an answer committed: embedded mode advances the run now."""
-    if not workers_mode():
-        from wfapp import runtime
+def after_answer(session_id: str) -> Turn | None:
+    """Called by the services once an answer committed: embedded mode advances the run now in
+    this process's runtime and returns that turn; None when the run advances elsewhere (workers
+    mode: its job was deferred with the answer; no runtime here: the next sweep takes it up)."""
+    if workers_mode():
+        return None
+    from wfapp import runtime
 
-        runtime.current().kick(session_id)
+    return runtime.current().kick(session_id)
 
 
 async def defer_advance_async(session_id: str) -> bool:

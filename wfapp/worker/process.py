@@ -4,12 +4,14 @@ The process's runtime (``wfapp.runtime.Runtime``, named for this process: ``host
 holds and renews the leases of the runs its jobs advance; procrastinate fetches the jobs
 (LISTEN/NOTIFY, with polling as a fallback) and runs up to ``concurrency`` of them at once.
 
-Stopping: SIGTERM or SIGINT lets running turns finish for ``WFAPP_WORKER_GRACE_SECONDS``; turns
-still running then are cut (at whatever point: nodes already completed are in the log and never
-run again) and handed back, each with a fresh job, so another worker continues them at once.
-The process never hangs: a database unreachable for ``WFAPP_WORKER_DB_TIMEOUT`` seconds makes
-it exit non-zero for its supervisor to restart it, and a shutdown that overruns its grace by
-``_SHUTDOWN_MARGIN`` seconds ends the process the hard way (procrastinate issues #1334, #1513).
+Stopping (SIGTERM or SIGINT) drains: no new job is fetched and no new node starts; the nodes
+executing get up to ``WFAPP_WORKER_GRACE_SECONDS`` to finish and record their outcome, and then
+each turn still running is cut at that node boundary (``Runtime.drain``) and handed back with a
+fresh job, so another worker continues it at once. Only a node still executing when the grace
+is over is cut short (it runs again where the run resumes). The process never hangs: a database
+unreachable for ``WFAPP_WORKER_DB_TIMEOUT`` seconds makes it exit non-zero for its supervisor
+to restart it, and a shutdown that overruns its grace by ``_SHUTDOWN_MARGIN`` seconds ends the
+process the hard way (procrastinate issues #1334, #1513).
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ logger = logging.getLogger(__name__)
 EXIT_DATABASE_LOST = 75  # EX_TEMPFAIL: restart me
 EXIT_SHUTDOWN_HUNG = 70
 _SHUTDOWN_MARGIN = 10.0
+# procrastinate cancels the jobs still running this long after the drain's grace (a backstop:
+# the drain has cut their turns by then, so the jobs end on their own).
+_JOBS_MARGIN = 5.0
 _DB_PROBE_SECONDS = 2.0
 
 # Runs whose turn was cut at shutdown: handed back once the leases are dropped.
@@ -78,7 +83,7 @@ def _build(owner: str, concurrency: int, queues: list[str] | None) -> tuple[runt
         queues=queues,
         name=owner,
         concurrency=concurrency,
-        shutdown_graceful_timeout=float(settings.WFAPP_WORKER_GRACE_SECONDS),
+        shutdown_graceful_timeout=float(settings.WFAPP_WORKER_GRACE_SECONDS) + _JOBS_MARGIN,
         install_signal_handlers=False,
         update_heartbeat_interval=max(1.0, ttl / 3),
         stalled_worker_timeout=ttl,
@@ -122,7 +127,7 @@ async def _main(owner: str, concurrency: int, queues: list[str] | None) -> int:
     status = 0
     with app.replace_connector(connector):
         await connector.open_async()
-        stopping = _Stopper(worker, grace + _SHUTDOWN_MARGIN)
+        stopping = _Stopper(worker, engine, grace)
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stopping.stop, f"signal {signal.Signals(signum).name}")
@@ -137,6 +142,11 @@ async def _main(owner: str, concurrency: int, queues: list[str] | None) -> int:
             probe.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await probe
+            if stopping.drained is not None:
+                cut = await stopping.drained
+                if cut:
+                    logger.info("worker %s: %d runs cut at a node boundary, handed back", owner, len(cut))
+                handed_back.update(cut)
         status = stopping.status
         try:
             async with asyncio.timeout(_SHUTDOWN_MARGIN):
@@ -153,22 +163,27 @@ async def _main(owner: str, concurrency: int, queues: list[str] | None) -> int:
 
 
 class _Stopper:
-    """Asks the worker to stop once, and ends the process if stopping overruns ``deadline``."""
+    """Drains the runtime and stops the worker once; ends the process if that overruns the grace
+    by ``_SHUTDOWN_MARGIN`` seconds."""
 
-    def __init__(self, worker: Any, deadline: float) -> None:
+    def __init__(self, worker: Any, engine: runtime.Runtime, grace: float) -> None:
         self.worker = worker
-        self.deadline = deadline
+        self.engine = engine
+        self.grace = grace
         self.status = 0
+        self.drained: asyncio.Future[list[str]] | None = None  # the runs cut by the drain
         self._timer: threading.Timer | None = None
 
     def stop(self, why: str, *, status: int = 0) -> None:
+        """Begin stopping (in the worker's event loop)."""
         self.status = self.status or status
         if self._timer is not None:
             return
         logger.info("worker %s stopping (%s)", self.worker.worker_name, why)
-        self._timer = threading.Timer(self.deadline, self._hung)
+        self._timer = threading.Timer(self.grace + _SHUTDOWN_MARGIN, self._hung)
         self._timer.daemon = True
         self._timer.start()
+        self.drained = asyncio.ensure_future(self.engine.drain(self.grace))
         self.worker.stop()
 
     def _hung(self) -> None:

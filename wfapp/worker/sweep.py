@@ -8,7 +8,8 @@ in four steps, each safe to run twice or concurrently with another sweep:
 2. runs needing work that no live worker holds (left ``running``, answered while nobody
    executed them) and that have no job waiting: each gets a job;
 3. settled runs still leased to a worker that died before its release are freed;
-4. workers without a heartbeat for that long are removed from procrastinate's list.
+4. workers without a heartbeat for that long are removed from procrastinate's list;
+5. the API's expired ``Idempotency-Key`` records are purged (``wfapp.api.idempotency``).
 
 A stalled sweep job is simply marked failed: the next tick's sweep does the work.
 """
@@ -24,6 +25,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from wfapp import lease as leases
+from wfapp.api import idempotency
 from wfapp.models import RunStatus, Session
 
 from .dispatch import ADVANCE_TASK, QUEUE, defer_advance_async
@@ -68,6 +70,7 @@ async def sweep() -> dict[str, Any]:
             queued += await defer_advance_async(session_id)
     cleared = await sync_to_async(clear_stale_leases)()
     pruned = await manager.prune_stalled_workers(stale_after)
+    purged = await sync_to_async(idempotency.purge_expired)()
     if stalled or queued or cleared or pruned:
         logger.info(
             "sweep: %d stalled jobs (%d runs requeued), %d runs queued, %d stale leases cleared, "
@@ -84,6 +87,7 @@ async def sweep() -> dict[str, Any]:
         "queued": queued,
         "stale_leases": cleared,
         "pruned_workers": len(pruned),
+        "purged_idempotency_keys": purged,
     }
 
 

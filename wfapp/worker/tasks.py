@@ -64,6 +64,8 @@ async def advance_run(session_id: str, retry: bool = False) -> str:
         if not asyncio.current_task().cancelling():  # type: ignore[union-attr]
             await _let_go(engine, session_id)
     if result is None:
+        if engine.gate.closed:
+            return "cut at a node boundary: this worker is stopping and hands the run back"
         return "held by another worker, or taken over"
     return str(result.status)
 

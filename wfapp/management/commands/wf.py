@@ -28,7 +28,7 @@ from django.db import DatabaseError
 
 from engine import limits
 from engine.errors import InterruptAlreadyAnswered, UnknownInterruptError, UnreadableLogError, ValueLimitError
-from wfapp import audit, services, versions
+from wfapp import audit, comments, services, versions
 from wfapp.checks import migration_problem
 from wfapp.errors import BadRequest, PayloadTooLargeError, UnknownWorkflowError
 from wfapp.inputs import parse_json
@@ -54,15 +54,26 @@ class Command(BaseCommand):
         show = actions.add_parser("show", help="show a run: status, output or error, pending interrupts")
         show.add_argument("run")
         show.add_argument("--events", action="store_true", help="include the whole event log")
+        show.add_argument("--user", help="as whom (a run of a workflow they may not view is unknown)")
         answer = actions.add_parser("answer", help="answer an interrupt, then continue the run")
         answer.add_argument("run")
         answer.add_argument("interrupt_id")
         answer.add_argument("--answer", required=True, help="the answer, as JSON")
         answer.add_argument("--user", required=True, help="who answers (needs wfapp.answer_interrupt)")
+        answer.add_argument("--reason", help="reject an approve/reject question with this reason")
+        comment = actions.add_parser("comment", help="comment on a run or one of its questions")
+        comment.add_argument("run")
+        comment.add_argument("--text", required=True, help="the comment")
+        comment.add_argument(
+            "--user", required=True, help="who comments (may answer the workflow's questions)"
+        )
+        comment.add_argument("--question", type=int, help="the question's id (as `wf show` lists it)")
         for name, text in (("cancel", "cancel a run"), ("retry", "retry a failed run")):
             sub = actions.add_parser(name, help=text)
             sub.add_argument("run")
             sub.add_argument("--user", help=f"who does it (needs wfapp.{name}_run)")
+        actions.choices["cancel"].add_argument("--reason", default="", help="why, kept in the log")
+        actions.choices["retry"].add_argument("--node", help="the failed node to retry (its path)")
         token = actions.add_parser("token", help="personal API tokens")
         token_actions = token.add_subparsers(dest="token_action", required=True, metavar="TOKEN_ACTION")
         create = token_actions.add_parser("create", help="create a token; prints it (only this once)")
@@ -174,7 +185,8 @@ class Command(BaseCommand):
         return await sync_to_async(run_report)(session_id)
 
     async def _show(self, options: dict[str, Any]) -> Any:
-        return await sync_to_async(run_report)(options["run"], events=options["events"])
+        user = await _user(options.get("user"))
+        return await sync_to_async(run_report)(options["run"], events=options["events"], user=user)
 
     async def _answer(self, options: dict[str, Any]) -> Any:
         user = await _user(options["user"])
@@ -185,7 +197,12 @@ class Command(BaseCommand):
         before = await sync_to_async(wait.settled_seq)(options["run"]) if scaled else 0
         try:
             await services.answer_interrupt(
-                options["run"], options["interrupt_id"], value, user=user, advance=scaled
+                options["run"],
+                options["interrupt_id"],
+                value,
+                user=user,
+                advance=scaled,
+                reason=options.get("reason"),
             )
         except InterruptAlreadyAnswered as refused:
             when = refused.answered_at
@@ -209,18 +226,28 @@ class Command(BaseCommand):
             await _advance_here(options["run"])
         return await sync_to_async(run_report)(options["run"])
 
+    async def _comment(self, options: dict[str, Any]) -> Any:
+        user = await _user(options["user"])
+        await comments.add_comment(
+            options["run"], options["text"], user=user, interrupt_pk=options.get("question")
+        )
+        return await sync_to_async(run_report)(options["run"], user=user)
+
     async def _cancel(self, options: dict[str, Any]) -> Any:
-        await services.cancel_run(options["run"], user=await _user(options.get("user")))
+        user = await _user(options.get("user"))
+        await services.cancel_run(options["run"], user=user, reason=options.get("reason") or "")
         return await sync_to_async(run_report)(options["run"])
 
     async def _retry(self, options: dict[str, Any]) -> Any:
         if workers_mode():
             await sync_to_async(check_workers_config)(needs_workers_mode=False)
             before = await sync_to_async(wait.settled_seq)(options["run"])
-            await services.retry_run(options["run"], user=await _user(options.get("user")))
+            user = await _user(options.get("user"))
+            await services.retry_run(options["run"], user=user, node=options.get("node"))
             await _wait(options, options["run"], before)
             return await sync_to_async(run_report)(options["run"])
-        await services.check_retry(options["run"], user=await _user(options.get("user")))
+        user = await _user(options.get("user"))
+        await services.record_retry(options["run"], user=user, node=options.get("node"))
         await _advance_here(options["run"], retry=True)
         return await sync_to_async(run_report)(options["run"])
 

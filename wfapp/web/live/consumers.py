@@ -25,6 +25,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.utils import timezone
 
+from wfapp import assignment
 from wfapp.doorbell import INBOX_GROUP, RUNS_GROUP, session_group
 from wfapp.web import presenter, queries, run_search
 from wfapp.web.live import frames
@@ -170,6 +171,8 @@ class InboxConsumer(LiveConsumer):
             "workflow": query.get("workflow", ""),
             "q": query.get("q", ""),
             "newest": query.get("sort") == "newest",
+            "due": query.get("sort") == "due",
+            "tab": query.get("tab", "all") if query.get("tab") in assignment.TABS else "all",
         }
         self.watermark = _url_position(self.scope, "watermark")
         self.sent: set[int] = set()
@@ -238,7 +241,9 @@ class RunsConsumer(LiveConsumer):
         created = seq == 0 and self.first_page and session_id not in self.inserted
         if created:
             self.inserted.add(session_id)
-        html = await database_sync_to_async(presenter.runs_update)(session_id, self.search, created)
+        html = await database_sync_to_async(presenter.runs_update)(
+            self.user, session_id, self.search, created
+        )
         badge = await database_sync_to_async(presenter.badge_fragment)(self.user, (session_id, seq))
         await self.push(html + badge)
 
@@ -252,7 +257,8 @@ class RunConsumer(LiveConsumer):
         self.session_id = str(self.scope["url_route"]["kwargs"]["session_id"])
         self.last_seq = _url_position(self.scope, "after")
         self.live = LiveText()
-        return await database_sync_to_async(queries.get_run)(self.session_id) is not None
+        user = self.scope.get("user")
+        return await database_sync_to_async(queries.get_run)(user, self.session_id) is not None
 
     def groups_for(self) -> list[str]:
         return [session_group(self.session_id), INBOX_GROUP]
@@ -272,7 +278,9 @@ class RunConsumer(LiveConsumer):
         if message.get("type") == "graph":  # list all (or only the first) children of graph nodes
             self.expanded = presenter.expanded_nodes(message.get("expand"))
             await self.push(
-                await database_sync_to_async(presenter.graph_fragment)(self.session_id, self.expanded)
+                await database_sync_to_async(presenter.graph_fragment)(
+                    self.user, self.session_id, self.expanded
+                )
             )
 
     async def ring(self, session_id: str, seq: int) -> None:

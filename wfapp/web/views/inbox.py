@@ -22,21 +22,32 @@ from engine.errors import (
     UnknownInterruptError,
     ValueLimitError,
 )
-from wfapp import audit, services
-from wfapp.errors import NotPermitted, RunStateError, UnknownRunError, UnknownWorkflowError
+from wfapp import assignment, audit, services
+from wfapp.errors import (
+    NotAssignedError,
+    NotPermitted,
+    RejectionReasonError,
+    RunStateError,
+    UnknownRunError,
+    UnknownWorkflowError,
+)
 from wfapp.models import AttemptOutcome, Interrupt, InterruptStatus
 from wfapp.permissions import can_answer
 from wfapp.schema_forms.form import bulk_decision
 from wfapp.schema_forms.values import nearest_key
 from wfapp.web import presenter, queries
 from wfapp.web.http import is_fragment_request, notice, page_or_fragment, too_large, too_large_message
+from wfapp.web.human_steps import INBOX_TABS
 
 
 def inbox_filters(request: HttpRequest) -> dict[str, Any]:
+    tab = request.GET.get("tab", "all")
     return {
         "workflow": request.GET.get("workflow", "").replace("\x00", "").strip(),
         "q": request.GET.get("q", "").replace("\x00", "").strip()[:200],
         "newest": request.GET.get("sort") == "newest",
+        "due": request.GET.get("sort") == "due",
+        "tab": tab if tab in assignment.TABS else "all",
     }
 
 
@@ -46,12 +57,13 @@ def inbox(request: HttpRequest) -> HttpResponse:
     filters = inbox_filters(request)
     watermark = queries.interrupt_watermark()  # first: what comes later, the socket brings
     page = queries.inbox_page(request.user, cursor=request.GET.get("after"), up_to=watermark, **filters)
-    filtered = bool(filters["workflow"] or filters["q"])
+    filtered = bool(filters["workflow"] or filters["q"] or filters["tab"] != "all")
     context = {
         "asks": presenter.ask_views(page.items),
         "page": page,
         "filters": filters,
         "workflows": presenter.workflow_names(),
+        "tabs": INBOX_TABS,
         "pending_count": queries.pending_count(request.user) if filtered else page.count,
         "watermark": watermark,
         "rendered_at": timezone.now().isoformat(),
@@ -101,7 +113,8 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
             target=f"#answer-{target[1:]}",
             swap="afterbegin",
         )
-    ask = presenter.ask_view(row, data=request.POST)
+    data, reason = presenter.answer_data(row, request.POST)
+    ask = presenter.ask_view(row, data=data)
     if not ask.form.is_valid():
         if not ask.form.editing:  # adding or removing a row is not an answer
             audit.record_row(
@@ -110,8 +123,10 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
         return _invalid(request, ask)
     try:
         async_to_sync(services.answer_interrupt)(
-            row.session_id, row.interrupt_id, ask.form.value, user=request.user
+            row.session_id, row.interrupt_id, ask.form.value, user=request.user, reason=reason
         )
+    except RejectionReasonError as refused:  # a rejection with reason without its reason
+        return notice(request, str(refused), status=422, target=f"#answer-{target[1:]}", swap="afterbegin")
     except InvalidAnswerError as invalid:
         for key, messages in invalid.field_errors.items():
             ask.form.errors.setdefault(key, []).extend(messages)
@@ -130,16 +145,21 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
         return _invalid(request, _with_error(ask, refused))
     except UnknownWorkflowError as gone:
         return notice(request, _workflow_gone(gone), status=410, kind="conflict", target=target)
+    except NotAssignedError as refused:  # visible, but someone else's to answer (issue 17)
+        return notice(request, str(refused), status=403, target=f"#answer-{target[1:]}", swap="afterbegin")
     except (NotPermitted, UnknownRunError):
         raise Http404("No such interrupt") from None
     if not is_fragment_request(request):
-        return redirect(_safe_next(request) or "inbox")
+        return redirect(safe_next(request) or "inbox")
     row.refresh_from_db()
+    if row.status == InterruptStatus.PENDING:  # a quorum's approval: the card shows who gave one
+        card = render(request, "wfapp/inbox.html#item", {"ask": presenter.ask_view(row)})
+        return reswap(retarget(card, target), "outerHTML")
     response = render(request, "wfapp/inbox.html#closed", {"closed": presenter.ClosedView(row)})
     return reswap(retarget(response, target), "outerHTML")
 
 
-def _safe_next(request: HttpRequest) -> str | None:
+def safe_next(request: HttpRequest) -> str | None:
     """The POST's `next=` if it is a URL on this site (never another host or scheme)."""
     url = request.POST.get("next") or ""
     safe = url_has_allowed_host_and_scheme(url, {request.get_host()}, require_https=request.is_secure())
@@ -241,6 +261,8 @@ def _bulk_one(request: HttpRequest, pk: int, row: Interrupt | None, approve: boo
     except InterruptAlreadyAnswered as refused:
         return {"pk": pk, "ok": False, "text": f"{label}: {_answered_elsewhere(row, refused)}", "row": None}
     except (SessionStateError, RunStateError, UnknownInterruptError, InvalidAnswerError) as refused:
+        return {"pk": pk, "ok": False, "text": f"{label}: not answered ({refused}).", "row": None}
+    except NotAssignedError as refused:
         return {"pk": pk, "ok": False, "text": f"{label}: not answered ({refused}).", "row": None}
     except UnknownWorkflowError as gone:
         return {"pk": pk, "ok": False, "text": f"{label}: {_workflow_gone(gone)}", "row": None}

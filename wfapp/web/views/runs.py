@@ -1,4 +1,6 @@
-"""Runs: the filtered list, the live run page, older events on demand, cancel and retry."""
+"""Runs: the filtered list, the live run page (with its state as of an event, or the changes
+between two), older events on demand, cancel (with a reason) and retry (the run, one failed
+node, or one failed node with an edited input)."""
 
 from __future__ import annotations
 
@@ -8,14 +10,19 @@ from asgiref.sync import async_to_sync
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import HttpResponseClientRefresh
+from django_htmx.http import HttpResponseClientRefresh, push_url
 
-from wfapp import services
-from wfapp.errors import NotPermitted, RunStateError, UnknownRunError
+from engine import limits
+from engine.errors import NotFailedNodeError, ValueLimitError
+from wfapp import comments, permissions, services
+from wfapp.errors import InputValidationError, NotPermitted, RunStateError, UnknownRunError
 from wfapp.models import RunStatus
-from wfapp.web import presenter, queries, run_search
-from wfapp.web.http import is_fragment_request, notice, page_or_fragment
+from wfapp.permissions import can_answer
+from wfapp.web import presenter, queries, run_search, state_diff
+from wfapp.web.failure_cards import failure_cards, retry_edited
+from wfapp.web.http import is_fragment_request, notice, page_or_fragment, too_large, too_large_message
 from wfapp.web.run_search import BadSearch, RunSearch
 
 
@@ -26,7 +33,7 @@ def runs(request: HttpRequest) -> HttpResponse:
     problems: list[str] = []
     try:
         search = run_search.parse(request.GET)
-        page = queries.runs_page(search, cursor=request.GET.get("after"))
+        page = queries.runs_page(request.user, search, cursor=request.GET.get("after"))
     except BadSearch as bad:
         search, problems = _as_typed(request), bad.problems
         page = queries.Page([], None)
@@ -51,27 +58,48 @@ def _as_typed(request: HttpRequest) -> RunSearch:
     return RunSearch(**{k: request.GET.get(k, "").replace("\x00", "")[:300] for k in names})
 
 
-def _run(session_id: str) -> Any:
-    session = queries.get_run(session_id)
+def _run(request: HttpRequest, session_id: str) -> Any:
+    session = queries.get_run(request.user, session_id)
     if session is None:
         raise Http404("No such run")
     return session
 
 
+def _page(request: HttpRequest, session: Any, status: int = 200, **parts: Any) -> HttpResponse:
+    expanded = presenter.expanded_nodes(request.GET.getlist("expand"))  # "+N more" without JavaScript
+    context = presenter.run_context(session, request.user, expanded, **parts)
+    context["pending_count"] = queries.pending_count(request.user)
+    context["can_comment"] = can_answer(request.user, context["run"].workflow)
+    return render(request, "wfapp/run.html", context, status=status)
+
+
 @require_GET
 @login_required
 def run(request: HttpRequest, session_id: str) -> HttpResponse:
-    expanded = presenter.expanded_nodes(request.GET.getlist("expand"))  # "+N more" without JavaScript
-    context = presenter.run_context(_run(session_id), request.user, expanded)
-    context["pending_count"] = queries.pending_count(request.user)
-    return render(request, "wfapp/run.html", context)
+    """The run page; `?at=SEQ` shows the state as of that event, `&from=SEQ` the changes since
+    another (a selection that does not exist: 422, saying why)."""
+    panel_only = is_fragment_request(request) and request.headers.get("HX-Target") == "run-compare"
+    latest = (
+        None if panel_only else queries.events_before(session_id, None)
+    )  # before the row: see run_context
+    session = _run(request, session_id)
+    compare = state_diff.compare(session.pk, session.last_seq, request.GET.get("at"), request.GET.get("from"))
+    status = 422 if compare.error else 200
+    if panel_only:
+        context = {"run": session, "compare": compare}
+        response = render(request, "wfapp/run.html#compare", context, status=status)
+        if not compare.error:  # the address bar says what is selected: a URL to share
+            query = f"?{compare.query}" if compare.query else ""
+            push_url(response, reverse("run", args=[session.pk]) + query)
+        return response
+    return _page(request, session, status, compare=compare, latest=latest)
 
 
 @require_GET
 @login_required
 def run_events(request: HttpRequest, session_id: str) -> HttpResponse:
     """Older timeline entries, before seq `before`, replacing the "load older" button."""
-    session = _run(session_id)
+    session = _run(request, session_id)
     try:
         before = int(request.GET.get("before", ""))
     except ValueError:
@@ -85,16 +113,44 @@ def run_events(request: HttpRequest, session_id: str) -> HttpResponse:
     return render(request, "wfapp/run.html#older", context)
 
 
-def _action(request: HttpRequest, session_id: str, action: Any) -> HttpResponse:
-    session = _run(session_id)
+def _action(request: HttpRequest, session_id: str, action: Any, **options: Any) -> HttpResponse:
+    session = _run(request, session_id)
     try:
-        async_to_sync(action)(session.pk, user=request.user)
+        async_to_sync(action)(session.pk, user=request.user, **options)
     except NotPermitted as refused:
         return notice(request, f"{refused}: ask an administrator for the permission.", status=403)
-    except RunStateError as refused:
+    except (RunStateError, NotFailedNodeError) as refused:
         return notice(request, str(refused), status=409, kind="conflict")
+    except (ValueLimitError, InputValidationError) as refused:
+        return notice(request, str(refused), status=422)
     except UnknownRunError:
         raise Http404("No such run") from None
+    return _done(request, session.pk)
+
+
+def _done(request: HttpRequest, session_id: str) -> HttpResponse:
+    if is_fragment_request(request):
+        return HttpResponseClientRefresh()
+    return redirect("run", session_id=session_id)
+
+
+@require_POST
+@login_required
+def comment(request: HttpRequest, session_id: str) -> HttpResponse:
+    """A comment on the run, or on one of its questions (``question``: its id)."""
+    session = _run(request, session_id)
+    question = request.POST.get("question", "")
+    try:
+        pk = int(question) if question else None
+        async_to_sync(comments.add_comment)(
+            session.pk, request.POST.get("text"), user=request.user, interrupt_pk=pk
+        )
+    except NotPermitted as refused:
+        return notice(request, f"{refused}: ask an administrator for the permission.", status=403)
+    except UnknownRunError:
+        raise Http404("No such run") from None
+    except ValueError as refused:
+        return notice(request, limits.safe_text(str(refused)), status=400)
     if is_fragment_request(request):
         return HttpResponseClientRefresh()
     return redirect("run", session_id=session.pk)
@@ -103,10 +159,41 @@ def _action(request: HttpRequest, session_id: str, action: Any) -> HttpResponse:
 @require_POST
 @login_required
 def cancel(request: HttpRequest, session_id: str) -> HttpResponse:
-    return _action(request, session_id, services.cancel_run)
+    return _action(request, session_id, services.cancel_run, reason=request.POST.get("reason", ""))
 
 
 @require_POST
 @login_required
 def retry(request: HttpRequest, session_id: str) -> HttpResponse:
-    return _action(request, session_id, services.retry_run)
+    """Retry the failed run, or the failed node `node`; `?edit=1` with that node's edited input."""
+    node = request.POST.get("node") or request.GET.get("node") or None
+    if request.GET.get("edit") != "1":
+        return _action(request, session_id, services.retry_run, node=node)
+    session = _run(request, session_id)
+    if node is None:
+        return notice(request, "An edited input needs the failed node it is for (node=...)", status=422)
+    if too_large(request):
+        return notice(request, too_large_message(request, "input"), status=413)
+    if not permissions.can_retry(
+        request.user, session
+    ):  # before the form: its errors are no one else's business
+        return notice(
+            request, f"{request.user.get_username()} may not retry runs: ask an administrator.", status=403
+        )
+    card = next((c for c in failure_cards(session, (node, request.POST)) if c.node.path == node), None)
+    if card is None or card.form is None:
+        return notice(request, f"Node {node!r} is not a failed node of this run", status=409, kind="conflict")
+    form = card.form
+    if form.is_valid():
+        try:
+            if retry_edited(session.pk, request.user, node, form):
+                return _done(request, session.pk)
+        except NotPermitted as refused:
+            return notice(request, f"{refused}: ask an administrator for the permission.", status=403)
+        except (RunStateError, NotFailedNodeError) as refused:
+            return notice(request, str(refused), status=409, kind="conflict")
+    status = 200 if form.editing else 422  # a row added or removed is not an error
+    if is_fragment_request(request):
+        return render(request, "wfapp/run.html#retry_form", {"card": card, "run": session}, status=status)
+    cards = [card if c.node.path == node else c for c in failure_cards(session)]
+    return _page(request, session, status, failures=cards)

@@ -19,7 +19,6 @@ from wfapp.errors import InputValidationError, NotPermitted, UnknownWorkflowErro
 from wfapp.permissions import can_start, check_start
 from wfapp.registry import all_workflows
 from wfapp.schema_forms.form import SchemaForm
-from wfapp.schema_forms.values import nearest_key
 from wfapp.web import queries
 from wfapp.web.graph.svg import render_graph
 from wfapp.web.http import is_fragment_request, notice, too_large, too_large_message
@@ -92,14 +91,9 @@ def start(request: HttpRequest, name: str) -> HttpResponse:
         try:
             run_id = async_to_sync(services.start_run)(name, form.value, user=request.user)
         except InputValidationError as invalid:
-            for key, messages in invalid.field_errors.items():
-                form.errors.setdefault(key, []).extend(messages)
-            for widget in form.widgets():
-                widget.errors = form.errors.get(widget.key, [])
+            form.add_errors(invalid.field_errors)
         except ValueLimitError as refused:  # the form's own checks let nothing like this through
-            form.errors.setdefault(nearest_key(form.root, refused.path), []).append(str(refused))
-            for widget in form.widgets():
-                widget.errors = form.errors.get(widget.key, [])
+            form.add_error_at(refused.path, str(refused))
         except UnknownWorkflowError:
             raise Http404("No such workflow") from None
         except NotPermitted as refused:

@@ -1,0 +1,39 @@
+"""bench.merge: a partial run kept beside the full one, its concurrency figures with it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench import merge, summary
+
+
+def _row(engine: str, workload: str, seconds: float) -> dict[str, Any]:
+    return {"engine": engine, "workload": workload, "store": "memory", "ok": True, "median_s": seconds}
+
+
+def test_a_partial_run_is_kept_beside_the_full_one_with_its_concurrency() -> None:
+    full = {"configs": [_row("ours", "W1", 0.004), _row("adk", "W1", 0.3)], "concurrency": None}
+    later = {
+        "command": "bench/run.py --only floor,ours --out /some/where/later.json",
+        "generated_at": "2026-12-01T15:00:00+00:00",
+        "git": {"commit": "abc1234"},
+        "configs": [
+            {**_row("ours", "W1", 0.003), "load_before": 1.0, "load_after": 2.5},
+            {**_row("floor", "W1", 0.002), "load_before": 0.5, "load_after": 1.5},
+        ],
+        "concurrency": {"rows": [{"runs": 100, "nodes": 200, "per_commit": 60.0, "grouped": 420.0}]},
+    }
+    doc = merge.merged(full, later)
+    assert doc["configs"] == full["configs"]  # the peers' rows stay as measured
+    assert doc["later"]["command"] == "bench/run.py --only floor,ours --out later.json"
+    assert (doc["later"]["commit"], doc["later"]["load"]) == ("abc1234", "0.5 to 2.5")
+    targets = {t["id"]: t for t in summary.next_targets(doc)}
+    assert targets["W1-floor"]["value"] == 1.5  # ours against the floor of the later run
+    assert targets["pg-group-commit"]["value"] == 7.0
+
+
+def test_a_partial_run_without_concurrency_keeps_the_full_runs() -> None:
+    kept = {"rows": [{"runs": 100, "nodes": 200, "per_commit": 60.0, "grouped": 300.0}]}
+    full = {"configs": [], "concurrency": kept}
+    later = {"command": "bench/run.py", "generated_at": "now", "configs": [], "concurrency": None}
+    assert merge.merged(full, later)["concurrency"] == kept

@@ -1,0 +1,111 @@
+"""Reject with reason: an approve/reject question's outcome whose reason is required and shown,
+from the inbox form, the CLI and the API; refused (and nothing recorded) without its reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from tests.web.conftest import client_for, make_user, pending
+from wfapp import services
+from wfapp.errors import RejectionReasonError
+from wfapp.models import Event, InterruptStatus
+from wfapp.web import presenter
+
+FLAGGED = {"items": [{"sku": "RED-1", "price": 12, "flagged": True}]}
+
+
+def _form(question: Any, **fields: str) -> dict[str, str]:
+    return {"_outcome": "reject-with-reason", **fields}
+
+
+def test_the_form_rejects_with_the_reason_in_the_answer(db: None, start_run: Any) -> None:
+    olga = make_user("olga", may_answer=True)
+    run = start_run("expense_approval")
+    [question, *_] = pending(run)
+    page = client_for(olga).get(f"/interrupts/{question.pk}/").content.decode()
+    assert "Reject with reason" in page and 'name="_reason"' in page
+    response = client_for(olga).post(
+        f"/interrupts/{question.pk}/answer/", _form(question, _reason="Over budget")
+    )
+    assert response.status_code in (200, 302)
+    question.refresh_from_db()
+    assert question.status == InterruptStatus.ANSWERED
+    assert question.answer == {"approved": False, "comment": "Over budget"}
+    entries = presenter.run_context(question.session, olga)["entries"]
+    assert any(e.kind == "answer" and "Over budget" in e.detail for e in entries)
+
+
+def test_without_its_reason_nothing_is_recorded(db: None, start_run: Any) -> None:
+    olga = make_user("olga", may_answer=True)
+    run = start_run("expense_approval")
+    [question, *_] = pending(run)
+    response = client_for(olga).post(f"/interrupts/{question.pk}/answer/", _form(question, _reason="   "))
+    assert response.status_code == 422
+    assert "needs the reason" in response.content.decode()
+    question.refresh_from_db()
+    assert question.status == InterruptStatus.PENDING
+
+
+def test_a_reason_the_answer_has_no_field_for_is_a_comment_on_the_question(db: None, start_run: Any) -> None:
+    olga = make_user("olga", may_answer=True)
+    run = start_run("batch_review", FLAGGED)
+    [question] = pending(run)
+    response = client_for(olga).post(
+        f"/interrupts/{question.pk}/answer/", _form(question, _reason="Wrong colour")
+    )
+    assert response.status_code in (200, 302)
+    question.refresh_from_db()
+    assert question.answer == {"approve": False}
+    kinds = list(Event.objects.filter(session_id=run).order_by("seq").values_list("kind", "data__message"))
+    answer_at = [k for k, _ in kinds].index("answer")
+    assert ("comment", "Rejected: Wrong colour") in kinds[answer_at:]
+
+
+def test_a_reason_needs_a_rejection_of_an_approve_reject_question(db: None, start_run: Any) -> None:
+    olga = make_user("olga", may_answer=True)
+    run = start_run("expense_approval")
+    [question, *_] = pending(run)
+    answer = async_to_sync(services.answer_interrupt)
+    with pytest.raises(RejectionReasonError, match="does not reject"):
+        answer(run, question.interrupt_id, {"approved": True}, user=olga, reason="fine")
+    question.refresh_from_db()
+    assert question.status == InterruptStatus.PENDING
+
+
+def test_the_cli_rejects_with_a_reason(transactional_db: None, start_run: Any) -> None:
+    make_user("olga", may_answer=True)
+    run = start_run("batch_review", FLAGGED)
+    [question] = pending(run)
+    reject = ["wf", "answer", run, question.interrupt_id, "--answer", '{"approve": false}', "--user", "olga"]
+    with pytest.raises(CommandError, match="needs the reason"):
+        call_command(*reject, "--reason", "")
+    call_command(*reject, "--reason", "Dented")
+    texts = list(Event.objects.filter(session_id=run, kind="comment").values_list("data__message", flat=True))
+    assert texts == ["Rejected: Dented"]
+
+
+async def test_the_api_takes_a_reason(transactional_db: None) -> None:
+    from asgiref.sync import sync_to_async
+
+    from tests.api.conftest import Api, token_for
+    from tests.web.test_consumers import start
+
+    olga = await sync_to_async(make_user)("olga", may_answer=True)
+    run = await start(None, olga)
+    api = Api(await sync_to_async(token_for)(olga))
+    question = (await api.get(f"runs/{run}")).json()["pending"][0]
+    wrong = await api.post(
+        f"interrupts/{question['id']}/answer", {"answer": {"approved": True}, "reason": "x"}
+    )
+    assert wrong.status_code == 422
+    assert wrong.json()["errors"][0]["field"] == "reason"
+    done = await api.post(
+        f"interrupts/{question['id']}/answer", {"answer": {"approved": False}, "reason": "Receipt missing"}
+    )
+    assert done.status_code in (200, 202), done.content
+    assert done.json()["question"]["answer"] == {"approved": False, "comment": "Receipt missing"}

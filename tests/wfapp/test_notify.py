@@ -1,0 +1,270 @@
+"""Notifications: notices once each, mails to who may answer, digests, signed webhooks retried
+against a real local HTTP server, every try recorded; URLs only from settings."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync, sync_to_async
+from django.contrib.auth.models import Group, User
+from django.core import mail
+from django.core.checks import run_checks
+from django.utils import timezone
+
+from engine import Runner
+from tests.wfapp.helpers import settled
+from wfapp import services
+from wfapp.models import AnswerLink, Delivery, DeliveryAttempt, Notice, NotifyPreference, WorkflowAccess
+from wfapp.notify import outbox, sending
+from wfapp.notify.pump import pump
+from wfapp.registry import get_workflow
+from wfapp.store import DjangoEventStore
+
+SECRET = "a test secret"
+
+
+class Hook:
+    """A local webhook receiver answering the statuses queued in ``replies`` (then 200)."""
+
+    def __init__(self) -> None:
+        self.replies: list[int] = []
+        self.received: list[tuple[dict[str, str], bytes]] = []
+        hook = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                hook.received.append((dict(self.headers.items()), body))
+                status = hook.replies.pop(0) if hook.replies else 200
+                self.send_response(status)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def hook(settings: Any) -> Iterator[Hook]:
+    receiver = Hook()
+    settings.WFAPP_WEBHOOK_URLS = [receiver.url]
+    settings.WFAPP_WEBHOOK_SECRET = SECRET
+    settings.WFAPP_NOTIFY_BACKOFF_SECONDS = 0  # every retry is due at once
+    outbox.forget()
+    yield receiver
+    receiver.close()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_marks() -> None:
+    outbox.forget()
+
+
+def _people() -> dict[str, User]:
+    payables = Group.objects.get_or_create(name="payables")[0]
+    WorkflowAccess.objects.create(workflow="approval", group=payables, may_answer=True)
+    made = {}
+    for name, email, in_payables in (
+        ("fin", "fin@example.com", True),
+        ("dora", "dora@example.com", True),
+        ("nomail", "", True),
+        ("outsider", "out@example.com", False),
+    ):
+        user = User.objects.create_user(name, email=email, password="pw-" + name)
+        if in_payables:
+            user.groups.add(payables)
+        made[name] = user
+    NotifyPreference.objects.create(user=made["dora"], digest=True)
+    return made
+
+
+def _waiting_run(node_input: Any = None) -> str:
+    async def go() -> str:
+        session_id, _ = await services.create_run("approval", node_input or {"n": 1})
+        await Runner(get_workflow("approval"), store=DjangoEventStore()).advance(session_id)
+        return session_id
+
+    return async_to_sync(go)()
+
+
+def test_a_question_notifies_who_may_answer_once(transactional_db: None, workflows: None, hook: Hook) -> None:
+    people = _people()
+    run = _waiting_run()
+    pump()
+    pump()  # a second look finds nothing new
+    [notice] = Notice.objects.all()
+    assert (notice.kind, notice.session_id) == ("question", run)
+    email = Delivery.objects.filter(channel="email")
+    assert sorted(email.values_list("target", "digest")) == [
+        ("dora@example.com", True),
+        ("fin@example.com", False),
+    ]
+    [sent] = mail.outbox
+    assert sent.to == ["fin@example.com"] and "Approve" in sent.body
+    assert f"/interrupts/{notice.interrupt_id}/" in sent.body
+    assert "outsider" not in json.dumps([m.to for m in mail.outbox])
+    # Dora's waits for her digest; when it is due she gets one mail.
+    held = Delivery.objects.get(recipient=people["dora"])
+    assert held.status == "pending" and held.next_attempt_at > timezone.now()
+    sending.send_due(now=held.next_attempt_at)
+    assert [m.to for m in mail.outbox] == [["fin@example.com"], ["dora@example.com"]]
+    assert "1 notifications" in mail.outbox[1].subject
+    assert len(hook.received) == 1
+
+
+def test_a_webhook_is_retried_until_it_goes_through(
+    transactional_db: None, workflows: None, hook: Hook
+) -> None:
+    _people()
+    hook.replies = [500, 503]
+    run = _waiting_run()
+    pump()  # 500
+    sending.send_due()  # 503
+    sending.send_due()  # 200
+    sending.send_due()  # nothing left
+    [delivery] = Delivery.objects.filter(channel="webhook")
+    assert (delivery.status, delivery.attempts) == ("sent", 3)
+    tries = list(DeliveryAttempt.objects.filter(delivery=delivery).values_list("ok", "response_status"))
+    assert tries == [(False, 500), (False, 503), (True, 200)]
+    assert len(hook.received) == 3
+    headers, body = hook.received[-1]
+    expected = hmac.new(
+        SECRET.encode(), headers["X-Wfapp-Timestamp"].encode() + b"." + body, hashlib.sha256
+    ).hexdigest()
+    assert headers["X-Wfapp-Signature"] == f"sha256={expected}"
+    assert headers["X-Wfapp-Event"] == "question"
+    payload = json.loads(body)
+    assert payload["run"]["id"] == run and payload["delivery"] == delivery.pk
+    assert [h[1] for h in hook.received] == [body] * 3  # the same body on every try
+
+
+def test_a_webhook_that_keeps_failing_is_given_up(
+    transactional_db: None, workflows: None, hook: Hook, settings: Any
+) -> None:
+    settings.WFAPP_NOTIFY_ATTEMPTS = 2
+    hook.replies = [500, 500, 500]
+    _waiting_run()
+    pump()
+    sending.send_due()
+    sending.send_due()
+    [delivery] = Delivery.objects.filter(channel="webhook")
+    assert (delivery.status, delivery.attempts) == ("failed", 2)
+    assert "HTTP 500" in delivery.last_error
+    assert len(hook.received) == 2
+
+
+def test_an_unreachable_webhook_is_recorded(transactional_db: None, workflows: None, settings: Any) -> None:
+    settings.WFAPP_WEBHOOK_URLS = ["http://127.0.0.1:9/nothing-listens"]
+    settings.WFAPP_WEBHOOK_SECRET = SECRET
+    _waiting_run()
+    pump()
+    [delivery] = Delivery.objects.all()
+    assert delivery.status == "pending" and delivery.attempts == 1
+    assert "unreachable" in delivery.last_error
+    assert delivery.next_attempt_at > timezone.now()
+
+
+def test_webhook_urls_come_from_settings_only(transactional_db: None, workflows: None, hook: Hook) -> None:
+    _waiting_run({"webhook": "http://127.0.0.1:1/evil", "url": "http://evil.example.com"})
+    pump()
+    assert set(Delivery.objects.values_list("target", flat=True)) == {hook.url}
+    assert len(hook.received) == 1
+
+
+def test_a_delivery_to_a_url_no_longer_configured_is_not_sent(
+    transactional_db: None, workflows: None, hook: Hook, settings: Any
+) -> None:
+    _waiting_run()
+    outbox.collect()
+    settings.WFAPP_WEBHOOK_URLS = []
+    sending.send_due()
+    [delivery] = Delivery.objects.filter(channel="webhook")
+    assert "no longer one of WFAPP_WEBHOOK_URLS" in delivery.last_error
+    assert hook.received == []
+
+
+def test_the_settings_are_checked(settings: Any) -> None:
+    settings.WFAPP_WEBHOOK_URLS = ["ftp://example.com/x", "https://ok.example.com/hook"]
+    settings.WFAPP_WEBHOOK_SECRET = ""
+    ids = {message.id for message in run_checks(tags=["wfapp"]) if message.id.startswith("wfapp.E10")}
+    assert ids == {"wfapp.E101", "wfapp.E102"}
+
+
+async def test_a_failed_run_notifies_and_the_runtime_sends_it(
+    engine_runtime: Any, hook: Hook, settings: Any
+) -> None:
+    settings.WFAPP_NOTIFY_SECONDS = 0.1
+    await engine_runtime.stop()  # restart it so that its notifier takes the short period
+    await engine_runtime.start()
+    session_id = await services.start_run("flaky", {"n": 1})
+    await settled(session_id, "failed")
+    for _ in range(150):
+        if hook.received:
+            break
+        await asyncio.sleep(0.1)
+    assert hook.received, "the runtime's notifier sent nothing"
+    payload = json.loads(hook.received[0][1])
+    assert payload["event"] == "failed" and payload["run"]["id"] == session_id
+    assert "unavailable" in payload["error"]["message"]
+
+
+def test_a_question_mail_carries_an_answer_link_when_enabled(
+    transactional_db: None, workflows: None, settings: Any
+) -> None:
+    _people()
+    _waiting_run()
+    pump()
+    assert "/answer-link/" not in mail.outbox[0].body  # off by default
+    settings.WFAPP_ANSWER_LINKS = True
+    outbox.forget()
+    _waiting_run({"n": 2})
+    pump()
+    body = mail.outbox[-1].body
+    assert "/answer-link/" in body and "works once" in body
+    [link] = AnswerLink.objects.all()
+    assert link.recipient.username == "fin"  # one recipient, one link: Dora's waits for her digest
+
+
+async def test_assigned_questions_notify_their_assignees_and_a_reassignment_the_new_ones(
+    engine_runtime: Any, settings: Any
+) -> None:
+    from tests.wfapp.human_flows import PATHS as HUMAN
+    from tests.wfapp.test_assignment import person, waiting_run
+
+    settings.WFAPP_WORKFLOWS = [*settings.WFAPP_WORKFLOWS, *HUMAN.values()]
+    ann = await sync_to_async(person)("ann")
+    await sync_to_async(person)("bea", "buyers")
+    admin = await sync_to_async(person)("root", admin=True)
+    for name in ("ann", "bea", "root"):
+        await User.objects.filter(username=name).aupdate(email=f"{name}@example.com")
+    session_id = await waiting_run("assigned", {"assignees": ["group:buyers"]}, ann)
+    await sync_to_async(outbox.collect)()
+    question = [
+        t async for t in Delivery.objects.filter(notice__kind="question").values_list("target", flat=True)
+    ]
+    assert question == ["bea@example.com"]  # the assignees, not everyone who may answer
+    await services.reassign_interrupt(session_id, "decide", ["ann"], user=admin)
+    for _ in range(100):
+        if await Notice.objects.filter(kind="assigned").aexists():
+            break
+        await asyncio.sleep(0.05)
+    assigned = [
+        t async for t in Delivery.objects.filter(notice__kind="assigned").values_list("target", flat=True)
+    ]
+    assert assigned == ["ann@example.com"]

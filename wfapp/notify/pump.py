@@ -1,0 +1,47 @@
+"""Collect notices and send what is due, outside the runs' hot path.
+
+``pump`` does one pass (synchronous: it queries and may wait for an SMTP or webhook server).
+``run_forever`` is the embedded runtime's notifier: a task of its own, passing every
+``WFAPP_NOTIFY_SECONDS`` in a thread of its own, so a slow webhook delays no lease renewal and
+no turn. In workers mode ``wfapp.worker.notify_tasks`` runs ``pump`` as a periodic job instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import ThreadPoolExecutor
+
+from django.conf import settings
+from django.db import close_old_connections, connection
+
+from . import outbox, sending
+
+logger = logging.getLogger(__name__)
+
+
+def pump() -> int:
+    """Record new notices, then send the due deliveries; how many deliveries were tried."""
+    outbox.collect()
+    return sending.send_due()
+
+
+def _pump_in_thread() -> None:
+    close_old_connections()
+    pump()
+
+
+async def run_forever() -> None:
+    """Pump every ``WFAPP_NOTIFY_SECONDS`` until cancelled; a failed pass is logged and retried."""
+    executor = ThreadPoolExecutor(1, thread_name_prefix="wfapp-notify")
+    loop = asyncio.get_running_loop()
+    try:
+        while True:
+            await asyncio.sleep(float(settings.WFAPP_NOTIFY_SECONDS))
+            try:
+                await loop.run_in_executor(executor, _pump_in_thread)
+            except Exception:
+                logger.exception("notifications: a pass failed; trying again")
+    finally:
+        executor.submit(connection.close)
+        executor.shutdown(wait=False)

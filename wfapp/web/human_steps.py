@@ -1,0 +1,71 @@
+"""What an inbox card shows of a question's human steps: assignees, holder, due time, quorum."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.urls import reverse
+from django.utils import timezone
+
+from wfapp.assignment import decode
+from wfapp.models import Interrupt
+
+# The inbox's tabs, in order: (value of ?tab=, label).
+INBOX_TABS = (
+    ("all", "All"),
+    ("mine", "Assigned to me"),
+    ("groups", "My groups"),
+    ("unassigned", "Unassigned"),
+    ("overdue", "Overdue"),
+)
+
+
+@dataclass(frozen=True)
+class HumanView:
+    row: Interrupt
+
+    @property
+    def assignees(self) -> list[str]:
+        return decode(self.row.assignees)
+
+    @property
+    def claimed_by(self) -> str:
+        return self.row.claimed_by
+
+    @property
+    def due_at(self) -> datetime | None:
+        return self.row.due_at
+
+    @property
+    def overdue(self) -> bool:
+        return self.row.due_at is not None and self.row.due_at < timezone.now()
+
+    @property
+    def quorum(self) -> bool:
+        return self.row.approvals_required > 1
+
+    @property
+    def approvers(self) -> list[str]:
+        return [str(given.get("actor", "")) for given in self.row.approvals or []]
+
+    @property
+    def progress(self) -> str:
+        """``"1 of 2 approvals"``."""
+        return f"{len(self.approvers)} of {self.row.approvals_required} approvals"
+
+    @property
+    def active(self) -> bool:
+        return bool(self.row.assignees or self.row.claimed_by or self.row.due_at or self.quorum)
+
+    @property
+    def claim_url(self) -> str:
+        return reverse("interrupt-claim", args=[self.row.pk])
+
+    @property
+    def unclaim_url(self) -> str:
+        return reverse("interrupt-unclaim", args=[self.row.pk])
+
+    @property
+    def reassign_url(self) -> str:
+        return reverse("interrupt-reassign", args=[self.row.pk])
