@@ -139,3 +139,51 @@ def test_question_mark_lists_the_keys_and_escape_closes(browser: Browser, server
         assert page.evaluate("() => document.activeElement.type") == "search"
         page.close()
     context.close()
+
+
+def _tab_to(page: Page, selector: str) -> None:
+    target = page.locator(selector)
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        if target.evaluate("el => el === document.activeElement"):
+            return
+    raise AssertionError(f"{selector} is not reachable with Tab")
+
+
+def test_runs_found_by_input_shared_as_a_url_and_saved(browser: Browser, server: Server) -> None:
+    """Keyboard only: / to the search, type a name, save the filter, apply it, delete it."""
+    for name in ("Quinn Q", "Rhea R"):
+        server.start_run(
+            "expense_approval", {"employee": name, "amount": 20, "category": "other", "description": "Pens"}
+        )
+    context = login(browser, server, "olga")
+    page = open_page(context, "/runs/")
+    rows = page.locator("#runs-body tr[id^='run-row-']")
+    page.keyboard.press("/")
+    page.keyboard.type("quinn")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("expense_approval")
+    page.wait_for_url("**/runs/?*text=quinn*")
+    shared = page.url
+
+    _tab_to(page, "#save-filter-name")
+    page.keyboard.type("Quinn's runs")
+    page.keyboard.press("Enter")
+    saved = page.get_by_role("link", name="Quinn's runs")
+    expect(saved).to_be_visible()
+
+    page.goto("/runs/?started_from=someday")  # a bad value: said, and nothing listed as filtered
+    expect(page.locator("#runs-problems")).to_contain_text("Started from 'someday' is not a date")
+    expect(rows).to_have_count(0)
+
+    fresh = open_page(context, "/runs/")
+    expect(fresh.locator("#runs-body tr[id^='run-row-']")).not_to_have_count(1)
+    _tab_to(fresh, "#saved-filters a")
+    fresh.keyboard.press("Enter")
+    fresh.wait_for_url("**/runs/?text=quinn")
+    expect(fresh.locator("#runs-body tr[id^='run-row-']")).to_have_count(1)
+    assert fresh.url.split("?")[1] in shared
+    _tab_to(fresh, "#saved-filters button[aria-label^='Delete']")
+    fresh.keyboard.press("Enter")
+    expect(fresh.get_by_role("link", name="Quinn's runs")).to_have_count(0)
+    context.close()

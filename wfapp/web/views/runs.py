@@ -4,6 +4,7 @@ node, or one failed node with an edited input)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -20,7 +21,7 @@ from wfapp import comments, permissions, services
 from wfapp.errors import InputValidationError, NotPermitted, RunStateError, UnknownRunError
 from wfapp.models import RunStatus
 from wfapp.permissions import can_answer
-from wfapp.web import presenter, queries, run_search, state_diff
+from wfapp.web import presenter, queries, run_search, saved_filters, state_diff
 from wfapp.web.failure_cards import failure_cards, retry_edited
 from wfapp.web.http import is_fragment_request, notice, page_or_fragment, too_large, too_large_message
 from wfapp.web.run_search import BadSearch, RunSearch
@@ -42,6 +43,7 @@ def runs(request: HttpRequest) -> HttpResponse:
         "filters": search,
         "problems": problems,
         "text_scope": run_search.TEXT_SCOPE,
+        "saved": partial(saved_filters.listed, request.user, "runs"),  # read on full pages only
         "statuses": RunStatus.values,
         "workflows": presenter.workflow_names(),
         "pending_count": queries.pending_count(request.user),
