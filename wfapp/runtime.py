@@ -33,7 +33,7 @@ from .lease import Lease, Release
 from .notify import pump as notify_pump
 from .registry import get_workflow
 from .store import DjangoEventStore, close_connections
-from .watch import ChangeWatch
+from .watch import POLL_SECONDS, ChangeWatch
 from .worker.config import workers_mode
 
 logger = logging.getLogger(__name__)
@@ -254,6 +254,8 @@ class Runtime:
 
     async def _maintain(self) -> None:
         tick = min(1.0, self.ttl / 3, float(settings.WFAPP_SWEEP_SECONDS))
+        if self.watch is not None:
+            tick = min(tick, POLL_SECONDS)  # other processes' commits reach pages promptly
         due = {"renew": self.ttl / 3, "sweep": float(settings.WFAPP_SWEEP_SECONDS)}
         elapsed = dict.fromkeys(due, 0.0)
         while True:

@@ -21,6 +21,10 @@ from .store_sql import UPDATED_AT_GRAIN
 # leaves updated_at alone within UPDATED_AT_GRAIN of its last touch: look back further than both.
 _OVERLAP = timedelta(seconds=3)
 assert _OVERLAP > 2 * UPDATED_AT_GRAIN
+# How often the serving process looks: what another process commits reaches open pages within
+# about this long (one indexed query on updated_at each time). At the maintenance tick of one
+# second, CLI actions showed up a second or more late, later still on a busy machine.
+POLL_SECONDS = 0.2
 
 
 class ChangeWatch:

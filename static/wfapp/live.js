@@ -95,7 +95,19 @@
 
   document.addEventListener("htmx:oobBeforeSwap", function (event) {
     var card = event.detail.target;
+    if (event.detail.target.id === "runs-body") {
+      // A new run's row: the page may already show it (it was rendered while the run started).
+      event.detail.fragment.querySelectorAll("tr[id]").forEach(function (row) {
+        var shown = document.getElementById(row.id);
+        if (shown) shown.remove();
+      });
+      return;
+    }
     if (!card.classList || !card.classList.contains("inbox-item")) return;
+    if (card.classList.contains("answered")) {
+      event.detail.shouldSwap = false; // closed already: it keeps what it says (and any draft)
+      return;
+    }
     var form = card.querySelector("form.schema-form");
     if (!form) return;
     if (form.classList.contains("htmx-request")) {
@@ -109,5 +121,43 @@
     if (!notice) return;
     keepDraft(card, form, notice);
     event.detail.shouldSwap = false;
+  });
+
+  // Cards arriving on a run page whose section was hidden (the run had finished) show it again.
+  document.addEventListener("htmx:oobAfterSwap", function (event) {
+    var section = document.getElementById("run-asks-section");
+    if (section && section.hidden && document.querySelector("#run-asks > .inbox-item")) section.hidden = false;
+  });
+
+  // After answering, focus goes to the next open card (else the previous, else the answered
+  // one), not to the page body: the answered form, and the focused button with it, are gone.
+  var answering = {};
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var card = event.detail.elt.closest && event.detail.elt.closest(".inbox-item");
+    if (card && card.id) answering[card.id] = true;
+  });
+  function nextOpen(card) {
+    var cards = Array.prototype.slice.call(document.querySelectorAll(".inbox-item"));
+    var at = cards.indexOf(card);
+    var open = function (c) { return !c.classList.contains("answered"); };
+    return cards.slice(at + 1).find(open) || cards.slice(0, at).reverse().find(open) || card;
+  }
+  function focusAfterAnswer() {
+    Object.keys(answering).forEach(function (id) {
+      var card = document.getElementById(id);
+      if (card && !card.classList.contains("answered")) return; // not swapped yet, or refused: still open
+      delete answering[id];
+      var active = document.activeElement;
+      if (!card || (active && active !== document.body && document.contains(active))) return; // focus was kept
+      var next = nextOpen(card);
+      if (!next.hasAttribute("tabindex")) next.setAttribute("tabindex", "-1");
+      next.focus();
+    });
+  }
+  document.addEventListener("htmx:afterSettle", focusAfterAnswer);
+  document.addEventListener("htmx:afterRequest", function (event) {
+    // A refused answer (field errors) keeps its card open: nothing to move.
+    if (event.detail.failed) return;
+    setTimeout(focusAfterAnswer, 50);
   });
 })();

@@ -200,7 +200,7 @@ def test_batch_review_is_started_from_the_row_editor(browser: Browser, server: S
     context = login(browser, server, "olga")
     page = open_page(context, "/workflows/batch_review/")
     form = page.locator("#start-form")
-    form.get_by_label("Sku").fill("ROW-1")
+    form.get_by_label("SKU").fill("ROW-1")
     form.get_by_label("Price").fill("12.50")
     form.get_by_role("button", name="Add item").click()
     expect(form.locator("fieldset.row")).to_have_count(2)

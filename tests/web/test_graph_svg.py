@@ -247,7 +247,10 @@ def test_a_clipped_child_label_is_whole_on_hover_focus_and_for_screen_readers() 
     assert clipped.find(f"{SVG}title").text == f"expense@1/manager@1/{long_name}@1: completed"
     short, full = (clipped.find(f"{SVG}text[@class='{c}']") for c in ("short", "full"))
     assert (
-        short is not None and short.text.endswith("…") and full is not None and full.text == f"{long_name}@1"
+        short is not None
+        and short.text.endswith("…@1")
+        and full is not None
+        and full.text == f"{long_name}@1"
     )
     # A label that fits is plain text, and not a tab stop of its own.
     assert rows["ok@1"].get("tabindex") is None and texts(rows["ok@1"]) == ["ok@1"]

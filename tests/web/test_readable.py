@@ -43,7 +43,7 @@ def test_rows_flatten_lists_of_scalars_and_keep_nested_values_as_blocks() -> Non
 def test_a_list_of_like_records_is_a_table_and_a_flat_record_one_line() -> None:
     items = [{"sku": "A1", "ok": True}, {"sku": "B2", "note": "late"}]
     (found,) = rows({"items": items})
-    assert (found.columns, found.cells) == (["Sku", "Ok", "Note"], [["A1", "Yes", ""], ["B2", "", "late"]])
+    assert (found.columns, found.cells) == (["SKU", "Ok", "Note"], [["A1", "Yes", ""], ["B2", "", "late"]])
     assert rows({"counts": {"approved": 3, "passed": 1}}) == [Row("Counts", "Approved: 3 · Passed: 1", False)]
 
 
@@ -88,7 +88,7 @@ def test_timeline_lines_read_as_words() -> None:
     output = describe_event(
         5, 0.0, "output", "wf@1/item@1", "wf", {"output": {"sku": "A1", "outcome": "passed"}}
     )
-    assert output.detail == "Sku: A1 · Outcome: passed"
+    assert output.detail == "SKU: A1 · Outcome: passed"
     routed = describe_event(6, 0.0, "output", "wf@1/triage@1", "wf", {"output": "big", "route": "both"})
     assert (routed.title, routed.detail) == ("Output · Route", "Output: big · Route: both")
     assert '"route": "both"' in routed.full  # the exact value is one click away

@@ -115,7 +115,11 @@ def test_cancel_from_the_run_page(operator_client: Client, start_run) -> None:
     assert Session.objects.get(pk=run).status == "cancelled"
     html = operator_client.get(reverse("run", args=[run])).content.decode()
     assert 'data-node="manager_approval" data-status="pending"' in html
-    assert "This run was cancelled." in html
+    who = Session.objects.get(pk=run)  # the operator cancelled it: the page says so, thrice
+    assert 'id="run-status-by">by olga</span>' in html
+    assert "Cancelled by <strong>olga</strong>" in html
+    assert "<strong>Run cancelled by olga</strong>" in html
+    assert who.status == "cancelled"
     again = operator_client.post(reverse("run-cancel", args=[run]), **HX)
     assert again.status_code == 409
 

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from wfapp.schema_forms.resolve import Resolved, UnresolvableSchema, resolve
-from wfapp.schema_forms.words import describe, example
+from wfapp.schema_forms.words import describe, example, field_label, humanize
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING", "__bool__": lambda self: False})()
 
@@ -110,11 +110,6 @@ def path_key(path: tuple[str | int, ...] | list[str | int]) -> str:
     return ".".join(str(p) for p in path)
 
 
-def humanize(key: str) -> str:
-    words = key.replace("_", " ").replace("-", " ").strip()
-    return words[:1].upper() + words[1:] if words else key
-
-
 def choice_value(data: Any, all_strings: bool) -> str:
     return str(data) if all_strings else json.dumps(data)
 
@@ -165,7 +160,7 @@ class _Builder:
             path=path,
             name=self.name(path),
             id=self.next_id(),
-            label=str(own.get("title") or label or s.get("title") or self.fallback_label),
+            label=self.label_for(path, own, s, label),
             schema=s,
             required=required,
             nullable=res.nullable,
@@ -175,6 +170,16 @@ class _Builder:
         )
         self.shape(widget, res, decision)
         return widget
+
+    def label_for(
+        self, path: tuple[str | int, ...], own: dict[str, Any], s: dict[str, Any], label: str
+    ) -> str:
+        """The field's own title (unless pydantic made it up), else its key in words (`label`),
+        else its schema's title, else the fallback."""
+        title = own.get("title")
+        if title and path and isinstance(path[-1], str):
+            return field_label(path[-1], title)
+        return str(title or label or s.get("title") or self.fallback_label)
 
     def shape(self, w: Widget, res: Resolved, decision: bool) -> None:
         s = res.schema

@@ -12,6 +12,32 @@ from typing import Any
 
 from wfapp.schema_forms.resolve import UnresolvableSchema, resolve
 
+# Words a key spells in lower case that people write in capitals.
+ACRONYMS = frozenset(
+    "api bic cpu csv eta eur gbp html http iban id ip json pdf sku sla ui uri url usd uuid vat".split()
+)
+
+
+def humanize(key: str) -> str:
+    """A key as a label: "order_id" -> "Order ID", "sku" -> "SKU" (other words keep their case)."""
+    words = key.replace("_", " ").replace("-", " ").split()
+    if not words:
+        return key
+    words = [w.upper() if w.lower() in ACRONYMS else w for w in words]
+    return " ".join([words[0][:1].upper() + words[0][1:], *words[1:]])
+
+
+def field_label(key: str, title: Any) -> str:
+    """A field's label: its schema `title` when someone wrote it, else the key in words.
+
+    Pydantic titles every field itself ("sku" -> "Sku", "order_id" -> "Order Id"); such a title
+    says nothing the key does not, and loses the acronyms, so the key's words are used instead.
+    """
+    if not isinstance(title, str) or not title.strip():
+        return humanize(key)
+    generated = key.replace("_", " ").strip().title()
+    return humanize(key) if title == generated else title
+
 
 def example(schema: Any, root: dict[str, Any], depth: int = 0) -> Any:
     """A skeleton value of `schema` to show as a placeholder (None when nothing useful)."""

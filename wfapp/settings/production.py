@@ -2,7 +2,8 @@
 
 Required: ``SECRET_KEY``, ``ALLOWED_HOSTS`` (comma-separated). Optional: ``DATABASE_URL``,
 ``REDIS_URL``, ``CSRF_TRUSTED_ORIGINS``, ``WFAPP_BEHIND_PROXY=1`` (trust X-Forwarded-Proto),
-``WFAPP_SSL_REDIRECT=0`` when the proxy already redirects.
+``WFAPP_SSL_REDIRECT=0`` when the proxy already redirects. Mail goes out by SMTP (``EMAIL_HOST``,
+localhost unless set; ``WFAPP_EMAIL_BACKEND`` picks another backend), never to the console.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import DATA_DIR
+from .base import DATA_DIR, MAILERS
 from .environment import env_bool, env_list
 
 
@@ -28,6 +29,12 @@ DEBUG = False
 SECRET_KEY = _required("SECRET_KEY")
 ALLOWED_HOSTS = [host.strip() for host in _required("ALLOWED_HOSTS").split(",") if host.strip()]
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+if "WFAPP_EMAIL_BACKEND" not in os.environ and not os.environ.get("EMAIL_HOST"):
+    # The console backend is for embedded mode only: a production server sends its mail.
+    MAILERS["default"] = {
+        "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "OPTIONS": {"host": "localhost", "port": int(os.environ.get("EMAIL_PORT", "25")), "timeout": 10},
+    }
 
 SECURE_SSL_REDIRECT = env_bool("WFAPP_SSL_REDIRECT", True)
 if env_bool("WFAPP_BEHIND_PROXY"):

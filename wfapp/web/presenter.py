@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Q
@@ -142,9 +143,14 @@ def ask_views(rows: list[Interrupt], *, allow_bulk: bool = True) -> list[AskView
 
 @dataclass
 class ClosedView:
-    """An interrupt that is no longer pending: who answered what, or why it closed."""
+    """An interrupt that is no longer pending: who answered what, or why it closed.
+
+    `draft` is what this person had typed and sent too late (a lost race): it stays on the
+    card, read-only, under the winner's answer.
+    """
 
     row: Interrupt
+    draft: AskView | None = None
 
     @property
     def dom_id(self) -> str:
@@ -153,6 +159,10 @@ class ClosedView:
     @property
     def answer_text(self) -> str:
         return answer_summary(self.row.answer)
+
+    @property
+    def payload(self) -> list[Row]:
+        return rows(self.row.payload, "Details")
 
     @property
     def reason(self) -> str:
@@ -178,10 +188,12 @@ def workflow_names() -> list[str]:
 # -- run page -------------------------------------------------------------------------------------
 
 
-def entry(r: dict[str, Any]) -> Entry:
+def entry(r: dict[str, Any], started_by: str = "") -> Entry:
     """One timeline line; a message a step gave the user (``Event(message=...)``) is shown too."""
     data = r["data"] or {}
     described = describe_event(r["seq"], r["timestamp"], r["kind"], r["node_path"], r["author"], data)
+    if started_by and r["seq"] == 1 and r["kind"] == "started":
+        described = replace(described, title=f"{described.title} by {started_by}", actor=started_by)
     message = data.get("message") if r["kind"] not in ("interrupt", "comment") else None
     if not isinstance(message, str):
         return described
@@ -195,8 +207,11 @@ def _whole(text: str) -> str:
     return text if len(text) > 300 or "\n" in text else ""
 
 
-def entries(rows: list[dict[str, Any]]) -> list[Entry]:
-    return [entry(r) for r in rows]
+def entries(rows: list[dict[str, Any]], session: Session | None = None) -> list[Entry]:
+    """Timeline lines; with the run, its first says who started it."""
+    creator = session.created_by if session is not None else None
+    started_by = creator.get_username() if creator is not None else ""
+    return [entry(r, started_by) for r in rows]
 
 
 MAX_EXPANDED = 50  # graph nodes a page may ask to list all children of
@@ -237,6 +252,14 @@ def graph_fragment(user: Any, session_id: str, expanded: frozenset[str]) -> str:
     return render_to_string("wfapp/run.html#graph", context)
 
 
+def with_actors(runs: list[Session]) -> list[Session]:
+    """Give each run a `cancelled_by` (who cancelled it, "" if nobody did or nobody was named)."""
+    cancelled = queries.cancelled_by([r.pk for r in runs if r.status == RunStatus.CANCELLED])
+    for run in runs:
+        setattr(run, "cancelled_by", cancelled.get(run.pk, ""))  # noqa: B010  # a display attribute
+    return runs
+
+
 def cancelled_by(session: Session) -> dict[str, str]:
     """Who cancelled the run and why, from its last status event (nothing unless cancelled)."""
     if session.status != RunStatus.CANCELLED:
@@ -255,6 +278,7 @@ def cancelled_by(session: Session) -> dict[str, str]:
 
 def result_context(session: Session, user: Any) -> dict[str, Any]:
     """The run's status-dependent parts: actions (those `user` may take), state, output, input."""
+    with_actors([session])
     state = fold_state(queries.state_deltas(session.pk))
     return {
         "cancelled": cancelled_by(session),
@@ -292,7 +316,7 @@ def run_context(
         **result_context(session, user),
         "graph": run_graph(session, expanded, status),
         "asks": ask_views(queries.pending_for_run(user, session.pk, last_seq), allow_bulk=False),
-        "entries": entries(latest),
+        "entries": entries(latest, session),
         "older_before": older,
         "last_seq": last_seq,
         "transcripts": transcripts(session.pk, status),
@@ -355,7 +379,7 @@ def run_update(
         return RunUpdate("", after)
     last = rows[-1]["seq"]
     kinds = {r["kind"] for r in rows}
-    context: dict[str, Any] = {"run": session, "entries": entries(rows), "last_seq": last}
+    context: dict[str, Any] = {"run": session, "entries": entries(rows, session), "last_seq": last}
     status: list[tuple[str, str]] | None = None
     if kinds & {"started", "completed", "interrupt", "error", "status"}:
         status = queries.status_rows(session.pk)
@@ -466,10 +490,27 @@ def inbox_list(user: Any, filters: dict[str, Any], watermark: int) -> str:
     return render_to_string("wfapp/inbox.html#list", context) + badge_fragment(user)
 
 
-def runs_update(user: Any, session_id: str, search: RunSearch | None, created: bool) -> str:
-    """A run's row, changed in place; a run just created is inserted when `search` takes it."""
+def question_update(user: Any, pk: int) -> str:
+    """A question's own page: its closed card, out of band, once it is no longer pending (else "")."""
+    row = queries.visible_interrupt(user, pk)
+    if row is None or row.status == InterruptStatus.PENDING:
+        return ""
+    return render_to_string("wfapp/inbox.html#closed", {"closed": ClosedView(row), "oob": True})
+
+
+def runs_update(
+    user: Any, session_id: str, search: RunSearch | None, since: datetime | None
+) -> tuple[str, bool]:
+    """A runs-list row, and whether it is new there: a run created at or after `since` that
+    `search` takes is prepended (None for either: only rows the page shows are updated)."""
     session = queries.get_run(user, session_id)
     if session is None:
-        return ""
-    insert = created and search is not None and run_search.matches(session, search)
-    return render_to_string("wfapp/live.html#run_row", {"run": session, "insert": insert})
+        return "", False
+    insert = (
+        since is not None
+        and search is not None
+        and session.created_at >= since
+        and run_search.matches(session, search)
+    )
+    with_actors([session])
+    return render_to_string("wfapp/live.html#run_row", {"run": session, "insert": insert}), insert

@@ -23,6 +23,7 @@ from wfapp.models import Event, Interrupt, InterruptStatus, Session
 from wfapp.permissions import workflow_filter
 from wfapp.web import run_search
 from wfapp.web.run_search import RunSearch
+from wfapp.web.run_state import ANONYMOUS_ACTOR
 
 INBOX_PAGE = 25
 RUNS_PAGE = 50
@@ -183,6 +184,19 @@ def runs_page(user: Any, search: RunSearch | None = None, *, cursor: str | None 
     items = items[:RUNS_PAGE]
     next_cursor = encode_cursor(items[-1].created_at, items[-1].pk) if more else None
     return Page(items, next_cursor, partial=partial)
+
+
+def cancelled_by(session_ids: list[str]) -> dict[str, str]:
+    """Run id -> who cancelled it, from its log (one query; runs cancelled anonymously are left out)."""
+    if not session_ids:
+        return {}
+    found = (
+        Event.objects.filter(session_id__in=session_ids, kind="status", data__status="cancelled")
+        .exclude(author__in=("", ANONYMOUS_ACTOR))
+        .order_by("seq")
+        .values_list("session_id", "author")
+    )
+    return dict(found)  # the latest cancellation wins (there is only one)
 
 
 def get_run(user: Any, session_id: str) -> Session | None:

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from wfapp.schema_forms.words import humanize
+
 PREVIEW_CHARS = 160
 DECISION_KEYS = ("approved", "approve")
 
@@ -35,7 +37,8 @@ LONG_TEXT = 80  # longer strings, and any with a line break, read better as a bl
 
 
 def label(key: Any) -> str:
-    return str(key).replace("_", " ").capitalize()
+    """A key as people write it: "order_id" -> "Order ID" (see `humanize`)."""
+    return humanize(str(key))
 
 
 def scalar(value: Any) -> str:
@@ -85,12 +88,24 @@ def rows(value: Any, whole: str = "Value") -> list[Row]:
     return [row(label(key), item) for key, item in value.items()]
 
 
+def count(value: Any) -> str:
+    """A nested value in words: "3 items", "2 fields"."""
+    n = len(value) if isinstance(value, dict | list) else 0
+    noun = "field" if isinstance(value, dict) else "item"
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def summary(value: Any) -> str:
-    """A value in one line: words for flat values ("Sku: A1 · Outcome: passed"), JSON otherwise."""
+    """A value in one line of words ("Sku: A1 · Outcome: passed"); nested parts are counted
+    ("Items: 3 items"), never shown as JSON."""
     if isinstance(value, str):
         return preview(value)
     text = flat(value)
-    return preview(text if text is not None else value)
+    if text is not None:
+        return preview(text)
+    if isinstance(value, dict):
+        return preview(" · ".join(f"{label(k)}: {flat(v) or count(v)}" for k, v in value.items()))
+    return preview(", ".join(flat(v) or count(v) for v in value) if isinstance(value, list) else str(value))
 
 
 def answer_summary(value: Any) -> str:

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from wfapp.web.readable import answer_summary, pretty, preview, summary
+from wfapp.web.readable import Row, answer_summary, pretty, preview, row, rows, summary
+
+ANONYMOUS_ACTOR = "user"  # the engine's author for an action nobody was named for
 
 # What each event kind means for the status of the node at its path; others change nothing.
 _NODE_STATUS = {
@@ -83,19 +85,30 @@ class Entry:
     kind: str
     node_path: str
     title: str
-    detail: str = ""  # a one-line preview
-    full: str = ""  # the whole value, when the preview is cut or multi-line
+    detail: str = ""  # a one-line preview, in words
+    full: str = ""  # the whole value (text, or JSON under its own "As JSON"), when the preview is cut
     actor: str = ""
+    values: tuple[Row, ...] = ()  # the value as readable rows, shown unfolded under the preview
+
+    @property
+    def raw(self) -> bool:
+        """Whether `full` is the value as JSON (shown apart from the readable rows)."""
+        return bool(self.values) and bool(self.full)
 
     @property
     def when(self) -> datetime:
         return datetime.fromtimestamp(self.timestamp, UTC)
 
 
+def _readable(value: Any) -> tuple[Row, ...]:
+    """Rows for a value worth unfolding (a record or a list); none for text or a scalar."""
+    return tuple(rows(value, "Value")) if isinstance(value, dict | list) and value else ()
+
+
 def _with_value(seq: int, ts: float, kind: str, path: str, title: str, value: Any, actor: str = "") -> Entry:
     short = summary(value)
     whole = value if isinstance(value, str) else pretty(value)
-    return Entry(seq, ts, kind, path, title, short, whole if whole != short else "", actor)
+    return Entry(seq, ts, kind, path, title, short, whole if whole != short else "", actor, _readable(value))
 
 
 def describe_event(
@@ -114,7 +127,17 @@ def describe_event(
         actor = str(answer.get("actor") or author or "")
         title = f"Answered by {actor}" if actor else "Answered"
         value = answer.get("value")
-        return Entry(seq, timestamp, kind, node_path, title, answer_summary(value), pretty(value), actor)
+        return Entry(
+            seq,
+            timestamp,
+            kind,
+            node_path,
+            title,
+            answer_summary(value),
+            pretty(value),
+            actor,
+            _readable(value),
+        )
     if kind == "assignment":  # a decision on a question (issue 17)
         decided = data.get("assignment") or {}
         words = {"claim": "Claimed", "unclaim": "Released", "reassign": "Reassigned", "escalate": "Escalated"}
@@ -140,7 +163,7 @@ def describe_event(
         status = data.get("status", "changed")
         if status == "cancelled":
             reason = data.get("message")
-            title = f"Run cancelled by {author}" if author else "Run cancelled"
+            title = f"Run cancelled by {author}" if author not in ("", ANONYMOUS_ACTOR) else "Run cancelled"
             detail = preview(reason, 300) if isinstance(reason, str) else ""
             return Entry(seq, timestamp, kind, node_path, title, detail, actor=author)
         return Entry(seq, timestamp, kind, node_path, f"Run {status}")
@@ -174,4 +197,5 @@ def describe_event(
     title = " · ".join(name for name, _ in parts)
     short = preview(" · ".join(f"{name}: {summary(value)}" for name, value in parts))
     whole = pretty({name.lower(): value for name, value in parts})
-    return Entry(seq, timestamp, kind, node_path, title, short, whole)
+    values = tuple(row(name, value) for name, value in parts)
+    return Entry(seq, timestamp, kind, node_path, title, short, whole, values=values)

@@ -67,8 +67,15 @@ def route_label(routes: list[Any]) -> str:
 
 
 def _clip(text: str, width: float, char_w: float = CHAR_W) -> str:
+    """Cut `text` to fit `width`; a child's run id after its last `@` is always kept, so two
+    children of one name never clip to the same text ("ask_revi…@1", "ask_revi…@2")."""
     room = int((width - 16) / char_w)
-    return text if len(text) <= room else text[: max(room - 1, 1)] + "…"
+    if len(text) <= room:
+        return text
+    name, at, tail = text.rpartition("@")
+    if at and name and len(tail) + 3 < room:
+        return name[: room - len(tail) - 2] + "…@" + tail
+    return text[: max(room - 1, 1)] + "…"
 
 
 def _shown(kids: list[dict[str, Any]], expanded: bool) -> list[dict[str, Any]]:

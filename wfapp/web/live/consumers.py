@@ -222,7 +222,8 @@ class InboxConsumer(LiveConsumer):
 
 
 class RunsConsumer(LiveConsumer):
-    """The runs list: rows change status live; new runs matching the filters are prepended."""
+    """The runs list: rows change status live; runs started since the page was rendered that
+    match its filters are prepended, wherever they were started (the web, the CLI, a worker)."""
 
     def groups_for(self) -> list[str]:
         return [RUNS_GROUP, INBOX_GROUP]
@@ -234,18 +235,57 @@ class RunsConsumer(LiveConsumer):
         except BadSearch:
             self.search = None  # the page shows no runs: none are inserted either
         self.first_page = not query.get("after")
+        self.since = timezone.now()  # when the page was rendered, once its hello says so
         self.inserted: set[str] = set()
         await super().connect()
 
+    def read_hello(self, message: dict[str, Any]) -> None:
+        since = frames.moment(message.get("rendered_at"))
+        if since is not None and not self.greeted:
+            self.since = min(since, self.since)
+
     async def ring(self, session_id: str, seq: int) -> None:
-        created = seq == 0 and self.first_page and session_id not in self.inserted
-        if created:
-            self.inserted.add(session_id)
-        html = await database_sync_to_async(presenter.runs_update)(
-            self.user, session_id, self.search, created
+        since = self.since if self.first_page and session_id not in self.inserted else None
+        html, inserted = await database_sync_to_async(presenter.runs_update)(
+            self.user, session_id, self.search, since
         )
+        if inserted:
+            self.inserted.add(session_id)
         badge = await database_sync_to_async(presenter.badge_fragment)(self.user, (session_id, seq))
         await self.push(html + badge)
+
+
+class QuestionConsumer(LiveConsumer):
+    """One question's own page: its card closes once the question stops pending, whoever closed it."""
+
+    closed = False  # the closed card went out: nothing more to send but the badge
+
+    async def authorize(self) -> bool:
+        pk = int(self.scope["url_route"]["kwargs"]["pk"])
+        row = await database_sync_to_async(queries.visible_interrupt)(self.scope["user"], pk)
+        if row is None:
+            return False
+        self.pk, self.session_id = row.pk, row.session_id
+        return True
+
+    def groups_for(self) -> list[str]:
+        return [session_group(self.session_id), INBOX_GROUP]
+
+    async def hello(self, message: dict[str, Any]) -> None:
+        await self.close_card()  # it may have closed between the page's render and this socket
+        await super().hello(message)
+
+    async def ring(self, session_id: str, seq: int) -> None:
+        if session_id == self.session_id:
+            await self.close_card()
+        await super().ring(session_id, seq)
+
+    async def close_card(self) -> None:
+        if self.closed:
+            return
+        html = await database_sync_to_async(presenter.question_update)(self.user, self.pk)
+        self.closed = bool(html)
+        await self.push(html)
 
 
 class RunConsumer(LiveConsumer):

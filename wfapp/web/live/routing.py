@@ -10,5 +10,6 @@ websocket_urlpatterns = [
     path("ws/nav/", consumers.NavConsumer.as_asgi()),
     path("ws/inbox/", consumers.InboxConsumer.as_asgi()),
     path("ws/runs/", consumers.RunsConsumer.as_asgi()),
+    path("ws/interrupts/<int:pk>/", consumers.QuestionConsumer.as_asgi()),
     path("ws/runs/<str:session_id>/", consumers.RunConsumer.as_asgi()),
 ]

@@ -83,6 +83,8 @@ def interrupt_page(request: HttpRequest, pk: int) -> HttpResponse:
     row = queries.visible_interrupt(request.user, pk)
     if row is None:
         raise Http404("No such interrupt")
+    if row.status != InterruptStatus.PENDING:
+        return render(request, "wfapp/interrupt.html", {"closed": presenter.ClosedView(row), "row": row})
     return render(
         request, "wfapp/interrupt.html", {"ask": presenter.ask_view(row, allow_bulk=False), "row": row}
     )
@@ -135,8 +137,8 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
         for widget in ask.form.widgets():
             widget.errors = ask.form.errors.get(widget.key, [])
         return _invalid(request, ask)
-    except InterruptAlreadyAnswered as refused:
-        return notice(request, _answered_elsewhere(row, refused), status=409, kind="conflict", target=target)
+    except InterruptAlreadyAnswered:
+        return _lost_race(request, row, ask)
     except (SessionStateError, RunStateError, UnknownInterruptError):
         message = "This question is no longer open: the run has moved on. Your answer was not recorded."
         return notice(request, message, status=409, kind="conflict", target=target)
@@ -159,6 +161,17 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
         return reswap(retarget(card, target), "outerHTML")
     response = render(request, "wfapp/inbox.html#closed", {"closed": presenter.ClosedView(row)})
     return reswap(retarget(response, target), "outerHTML")
+
+
+def _lost_race(request: HttpRequest, row: Interrupt, ask: presenter.AskView) -> HttpResponse:
+    """Someone answered first: the card keeps the question and what was typed (read-only), with
+    who answered, when and what."""
+    row.refresh_from_db()
+    closed = presenter.ClosedView(row, draft=ask)
+    if not is_fragment_request(request):
+        return render(request, "wfapp/interrupt.html", {"closed": closed, "row": row}, status=409)
+    response = render(request, "wfapp/inbox.html#closed", {"closed": closed}, status=409)
+    return reswap(retarget(response, f"#{closed.dom_id}"), "outerHTML")
 
 
 def safe_next(request: HttpRequest) -> str | None:

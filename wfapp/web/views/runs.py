@@ -12,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh, push_url
 
@@ -32,9 +33,11 @@ from wfapp.web.run_search import BadSearch, RunSearch
 def runs(request: HttpRequest) -> HttpResponse:
     """Runs, filtered by the GET parameters (`run_search`); bad ones are listed, no runs shown."""
     problems: list[str] = []
+    rendered_at = timezone.now()  # first: runs started later, the socket brings
     try:
         search = run_search.parse(request.GET)
         page = queries.runs_page(request.user, search, cursor=request.GET.get("after"))
+        presenter.with_actors(page.items)
     except BadSearch as bad:
         search, problems = _as_typed(request), bad.problems
         page = queries.Page([], None)
@@ -48,6 +51,7 @@ def runs(request: HttpRequest) -> HttpResponse:
         "workflows": presenter.workflow_names(),
         "pending_count": queries.pending_count(request.user),
         "swap_socket": is_fragment_request(request) and not request.GET.get("after"),
+        "rendered_at": rendered_at.isoformat(),
     }
     fragment = "more" if request.GET.get("after") else "list"
     status = 422 if problems else 200  # 422: htmx swaps it, so the messages show
@@ -109,7 +113,7 @@ def run_events(request: HttpRequest, session_id: str) -> HttpResponse:
     rows = queries.events_before(session.pk, before)
     context = {
         "run": session,
-        "entries": presenter.entries(rows),
+        "entries": presenter.entries(rows, session),
         "older_before": rows[0]["seq"] if rows and rows[0]["seq"] > 1 else None,
     }
     return render(request, "wfapp/run.html#older", context)
