@@ -49,7 +49,12 @@ class InlineSQLite:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None and not getattr(self._local, "unusable", False):
             conn = sqlite3.connect(self.path, isolation_level=None, timeout=0, check_same_thread=False)
-            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            try:
+                mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            except sqlite3.OperationalError:  # locked by another connection right now: next time
+                conn.close()
+                return None
+            if mode != "wal":
                 conn.close()  # outside WAL a commit syncs to disk: not on the event loop
                 self._local.unusable = True
                 return None

@@ -17,7 +17,9 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from engine import limits
 from engine.errors import (
+    DecisionError,
     InterruptAlreadyAnswered,
+    InterruptClaimedError,
     InvalidAnswerError,
     SessionStateError,
     UnknownInterruptError,
@@ -96,6 +98,10 @@ def problem_for(exc: Exception) -> Problem | None:
                 answered_by=exc.answered_by,
                 answered_at=exc.answered_at,
             )
+        case InterruptClaimedError():
+            return Problem("claimed", str(exc), claimed_by=exc.holder)
+        case DecisionError():
+            return Problem("decision-refused", str(exc))
         case RunStateError() | SessionStateError():
             return Problem("run-state", str(exc))
         case UnknownWorkflowError() | UnknownRunError() | UnknownSessionError() | UnknownInterruptError():

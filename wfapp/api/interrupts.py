@@ -9,14 +9,15 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Schema
 from pydantic import Field
 
+from engine.errors import UnknownInterruptError
 from wfapp import services
-from wfapp.errors import NotAssignedError, NotPermitted, UnknownRunError
+from wfapp.errors import InputValidationError, NotAssignedError, NotPermitted, UnknownRunError
 
 from . import idempotency, live, reads
 from .auth import caller
-from .problems import Problem
+from .problems import Problem, invalid
 from .responses import document, problems
-from .schemas import AnswerBody, AnswerResult, Question, QuestionPage
+from .schemas import AnswerBody, AnswerResult, Question, QuestionPage, ReassignBody
 
 router = Router(tags=["interrupts"])
 
@@ -75,3 +76,55 @@ async def answer(request: HttpRequest, question_id: int, body: AnswerBody) -> Ht
         return idempotency.Outcome(200 if done else 202, result)
 
     return await idempotency.once(request, user, act)
+
+
+# -- claim, release, reassign (the inbox's actions; the services decide who may) -----------------
+
+
+async def _decide(
+    request: HttpRequest, question_id: int, decision: str, users: list[str] | None = None
+) -> Any:
+    user = caller(request)
+    _, session_id, interrupt_id = await sync_to_async(reads.question_document)(user, question_id)
+    try:
+        await services.decide_interrupt(session_id, interrupt_id, decision, user=user, users=users)
+    except UnknownRunError:
+        raise Problem("not-found", f"No question {question_id}.") from None
+    except UnknownInterruptError:  # answered, withdrawn or cancelled meanwhile
+        raise Problem("decision-refused", f"Question {question_id} is no longer pending.") from None
+    except InputValidationError as refused:
+        errors = [{"field": "to", "message": m} for ms in refused.field_errors.values() for m in ms]
+        raise invalid(errors) from None
+    data, _, _ = await sync_to_async(reads.question_document)(user, question_id)
+    return data
+
+
+DECISION_PROBLEMS = problems(401, 403, 404, 409)
+
+
+@router.post(
+    "/{int:question_id}/claim", response={200: Question, **DECISION_PROBLEMS}, summary="Claim a question"
+)
+async def claim(request: HttpRequest, question_id: int) -> Any:
+    """Hold the question so that only you answer it (others still see it). 409 `claimed`: someone
+    else holds it (`claimed_by`); 403: you may not answer it (assigned to others)."""
+    return await _decide(request, question_id, "claim")
+
+
+@router.post(
+    "/{int:question_id}/unclaim", response={200: Question, **DECISION_PROBLEMS}, summary="Release a question"
+)
+async def unclaim(request: HttpRequest, question_id: int) -> Any:
+    """Let go of a question you hold; a holder of `wfapp.reassign_interrupt` may free anyone's."""
+    return await _decide(request, question_id, "unclaim")
+
+
+@router.post(
+    "/{int:question_id}/reassign",
+    response={200: Question, **problems(401, 403, 404, 409, 413, 415, 422)},
+    summary="Reassign a question",
+)
+async def reassign(request: HttpRequest, question_id: int, body: ReassignBody) -> Any:
+    """Make `to` the ones who may answer (needs `wfapp.reassign_interrupt`); an unknown user or
+    group is a 422 naming it, and nothing changes."""
+    return await _decide(request, question_id, "reassign", list(body.to))

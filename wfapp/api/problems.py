@@ -64,6 +64,18 @@ _TYPES = [
         "run-state", 409, "Not possible in the run's state", "The run's status does not allow this action."
     ),
     ProblemType(
+        "claimed",
+        409,
+        "Claimed by someone else",
+        "Another person holds this question (`claimed_by`); it can be claimed once they release it.",
+    ),
+    ProblemType(
+        "decision-refused",
+        409,
+        "Not possible for this question",
+        "The question does not allow this claim, release or reassignment (see `detail`).",
+    ),
+    ProblemType(
         "idempotency-key-in-use",
         409,
         "Idempotency key in use",

@@ -6,7 +6,7 @@ Timestamps are aware UTC datetimes, so they serialize as ISO 8601 with a ``Z``.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from ninja import Schema
 from pydantic import ConfigDict, Field
@@ -32,6 +32,14 @@ class AnswerBody(_Strict):
         None,
         max_length=5000,
         description="Reject an approve/reject question with this reason (the answer must be the rejection).",
+    )
+
+
+class ReassignBody(_Strict):
+    to: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+        min_length=1,
+        max_length=50,
+        description="Who may answer from now on: user names, and group names with the `group:` prefix.",
     )
 
 
@@ -74,6 +82,15 @@ class Question(Schema):
     answer: Any
     answered_by: str | None
     answered_at: datetime | None
+    assignees: list[str] | None = Field(
+        description="Who may answer (user names, `group:` names); null: anyone who may answer the workflow."
+    )
+    claimed_by: str | None = Field(description="Who holds the question (`claim`); null: no one.")
+    due_at: datetime | None = Field(description="When its deadline falls; null: none.")
+    approvals_required: int | None = Field(description="Distinct approvals the question needs (a quorum).")
+    approvals: list[dict[str, Any]] = Field(
+        description="The approvals given so far, in order: `{actor, answer}`."
+    )
     created_at: datetime
 
 
