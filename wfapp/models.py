@@ -229,5 +229,25 @@ class WorkflowAccess(models.Model):
         return f"{self.workflow}: {self.group} may {', '.join(can) or 'nothing'}"
 
 
+class SavedFilter(models.Model):
+    """A user's named filters for the inbox or the runs list: the page's GET query, applied as a link."""
+
+    PAGES = (("inbox", "Inbox"), ("runs", "Runs"))
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    page = models.CharField(max_length=8, choices=PAGES)
+    name = models.CharField(max_length=80)
+    query = models.CharField(max_length=2000, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "page", "name"], name="wfapp_savedfilter_user_page_name")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.page}: {self.name}"
+
+
 from .api.models import ApiToken, IdempotencyRecord  # noqa: E402, F401  (the API's models live with it)
 from .notify.models import AnswerLink, Delivery, DeliveryAttempt, Notice, NotifyPreference  # noqa: E402, F401

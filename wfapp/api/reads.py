@@ -8,7 +8,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from wfapp.web import queries
+from wfapp.web import queries, run_search
+from wfapp.web.run_search import BadSearch
 
 from . import schemas
 from .problems import Problem
@@ -38,11 +39,18 @@ def _cursor(cursor: str | None, id_type: type) -> str | None:
     return cursor
 
 
-def runs_page(user: Any, status: str, workflow: str, q: str, cursor: str | None) -> dict[str, Any]:
-    page = queries.runs_page(
-        user, status=status, workflow=workflow, q=q.strip()[:100], cursor=_cursor(cursor, str)
-    )
-    return {"items": [schemas.run_summary(s) for s in page.items], "next_cursor": page.next_cursor}
+def runs_page(user: Any, filters: dict[str, Any], cursor: str | None) -> dict[str, Any]:
+    """One page of runs filtered as the dashboard's runs list is (`run_search`)."""
+    try:
+        search = run_search.parse(filters)
+    except BadSearch as bad:
+        raise Problem("bad-request", str(bad)) from None
+    page = queries.runs_page(user, search, cursor=_cursor(cursor, str))
+    return {
+        "items": [schemas.run_summary(s) for s in page.items],
+        "next_cursor": page.next_cursor,
+        "partial": page.partial,
+    }
 
 
 def events_page(user: Any, session_id: str, after: int, limit: int) -> dict[str, Any]:

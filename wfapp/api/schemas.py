@@ -120,6 +120,7 @@ class Run(RunSummary):
 class RunPage(Schema):
     items: list[RunSummary]
     next_cursor: str | None = Field(description="Pass as `after` for the next page; null on the last.")
+    partial: bool = Field(False, description="A `text` search read only the newest runs; narrow it by time.")
 
 
 class RunEvent(Schema):

@@ -20,8 +20,12 @@ def is_fragment_request(request: HttpRequest) -> bool:
     return not htmx.boosted and not htmx.history_restore_request
 
 
-def page_or_fragment(request: HttpRequest, page: str, fragment: str, context: dict[str, Any]) -> HttpResponse:
-    return render(request, f"{page}#{fragment}" if is_fragment_request(request) else page, context)
+def page_or_fragment(
+    request: HttpRequest, page: str, fragment: str, context: dict[str, Any], *, status: int = 200
+) -> HttpResponse:
+    return render(
+        request, f"{page}#{fragment}" if is_fragment_request(request) else page, context, status=status
+    )
 
 
 def body_size(request: HttpRequest) -> int:

@@ -23,11 +23,12 @@ from wfapp.models import Interrupt, InterruptStatus, RunStatus, Session
 from wfapp.permissions import can_answer
 from wfapp.registry import all_workflows, drawable_workflow
 from wfapp.schema_forms.form import SchemaForm, bulk_decision
-from wfapp.web import counts, queries
+from wfapp.web import counts, queries, run_search
 from wfapp.web.failure_cards import FailureCard, failure_cards
 from wfapp.web.graph.svg import render_graph
 from wfapp.web.human_steps import HumanView
 from wfapp.web.readable import Row, answer_summary, pretty, preview, rows
+from wfapp.web.run_search import RunSearch
 from wfapp.web.run_state import Entry, describe_event, fold_state, node_statuses
 from wfapp.web.state_diff import Comparison
 from wfapp.web.transcripts import model_steps, transcripts
@@ -498,13 +499,18 @@ def question_update(user: Any, pk: int) -> str:
 
 
 def runs_update(
-    user: Any, session_id: str, filters: dict[str, Any], since: datetime | None
+    user: Any, session_id: str, search: RunSearch | None, since: datetime | None
 ) -> tuple[str, bool]:
     """A runs-list row, and whether it is new there: a run created at or after `since` that
-    matches `filters` is prepended (None: only rows the page shows are updated)."""
+    `search` takes is prepended (None for either: only rows the page shows are updated)."""
     session = queries.get_run(user, session_id)
     if session is None:
         return "", False
-    insert = since is not None and session.created_at >= since and queries.run_matches(session, **filters)
+    insert = (
+        since is not None
+        and search is not None
+        and session.created_at >= since
+        and run_search.matches(session, search)
+    )
     with_actors([session])
     return render_to_string("wfapp/live.html#run_row", {"run": session, "insert": insert}), insert

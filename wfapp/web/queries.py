@@ -19,8 +19,10 @@ from typing import Any
 from django.db.models import F, Q, QuerySet
 
 from wfapp import assignment
-from wfapp.models import Event, Interrupt, InterruptStatus, RunStatus, Session
+from wfapp.models import Event, Interrupt, InterruptStatus, Session
 from wfapp.permissions import workflow_filter
+from wfapp.web import run_search
+from wfapp.web.run_search import RunSearch
 from wfapp.web.run_state import ANONYMOUS_ACTOR
 
 INBOX_PAGE = 25
@@ -35,6 +37,7 @@ class Page:
     items: list[Any]
     next_cursor: str | None
     count: int | None = None
+    partial: bool = False  # some rows were left unread (a bounded search)
 
 
 def encode_cursor(*parts: Any) -> str:
@@ -166,18 +169,12 @@ def pending_for_run(user: Any, session_id: str, up_to_seq: int) -> list[Interrup
 # -- runs ---------------------------------------------------------------------------------------
 
 
-def runs_page(
-    user: Any, *, status: str = "", workflow: str = "", q: str = "", cursor: str | None = None
-) -> Page:
-    """Runs `user` may see, newest first, filtered by status, workflow and id, one keyset page."""
-    rows = visible_runs(user).select_related("created_by")
-    if status in RunStatus.values:
-        rows = rows.filter(status=status)
-    workflow, q = workflow.replace("\x00", ""), q.replace("\x00", "")  # PostgreSQL refuses NUL
-    if workflow:
-        rows = rows.filter(workflow=workflow)
-    if q:
-        rows = rows.filter(id__icontains=q.strip())
+def runs_page(user: Any, search: RunSearch | None = None, *, cursor: str | None = None) -> Page:
+    """Runs `user` may see, newest first, filtered (`run_search`), one keyset page.
+
+    `Page.partial` says that a text search left runs older than its scope unread.
+    """
+    rows, partial = run_search.apply(visible_runs(user).select_related("created_by"), search or RunSearch())
     after = decode_cursor(cursor, 2)
     moment = _moment(after[0]) if after else None
     if after and moment is not None:
@@ -186,7 +183,7 @@ def runs_page(
     more = len(items) > RUNS_PAGE
     items = items[:RUNS_PAGE]
     next_cursor = encode_cursor(items[-1].created_at, items[-1].pk) if more else None
-    return Page(items, next_cursor)
+    return Page(items, next_cursor, partial=partial)
 
 
 def cancelled_by(session_ids: list[str]) -> dict[str, str]:
@@ -200,15 +197,6 @@ def cancelled_by(session_ids: list[str]) -> dict[str, str]:
         .values_list("session_id", "author")
     )
     return dict(found)  # the latest cancellation wins (there is only one)
-
-
-def run_matches(session: Session, *, status: str = "", workflow: str = "", q: str = "") -> bool:
-    """Whether `session` belongs in a runs list with these filters (for live inserts)."""
-    return (
-        (not status or session.status == status)
-        and (not workflow or session.workflow == workflow)
-        and (not q or q.strip().lower() in session.pk.lower())
-    )
 
 
 def get_run(user: Any, session_id: str) -> Session | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from wfapp.web.views import claims, inbox, links, runs, workflows
+from wfapp.web.views import claims, inbox, links, runs, saved_filters, workflows
 
 urlpatterns = [
     path("", inbox.inbox, name="inbox"),
@@ -19,6 +19,8 @@ urlpatterns = [
     path("workflows/<str:name>/", workflows.workflow, name="workflow"),
     path("workflows/<str:name>/start/", workflows.start, name="workflow-start"),
     path("runs/", runs.runs, name="runs"),
+    path("filters/save/", saved_filters.save, name="filter-save"),
+    path("filters/<int:pk>/delete/", saved_filters.delete, name="filter-delete"),
     path("runs/<str:session_id>/", runs.run, name="run"),
     path("runs/<str:session_id>/events/", runs.run_events, name="run-events"),
     path("runs/<str:session_id>/cancel/", runs.cancel, name="run-cancel"),

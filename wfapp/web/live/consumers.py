@@ -27,10 +27,11 @@ from django.utils import timezone
 
 from wfapp import assignment
 from wfapp.doorbell import INBOX_GROUP, RUNS_GROUP, session_group
-from wfapp.web import presenter, queries
+from wfapp.web import presenter, queries, run_search
 from wfapp.web.live import frames
 from wfapp.web.live.logout import LOGGED_OUT, login_group
 from wfapp.web.live.model_text import LiveText, append_fragment
+from wfapp.web.run_search import BadSearch, RunSearch
 
 logger = logging.getLogger(__name__)
 
@@ -229,7 +230,10 @@ class RunsConsumer(LiveConsumer):
 
     async def connect(self) -> None:
         query = _query(self.scope)
-        self.filters = {k: query.get(k, "") for k in ("status", "workflow", "q")}
+        try:
+            self.search: RunSearch | None = run_search.parse(query)
+        except BadSearch:
+            self.search = None  # the page shows no runs: none are inserted either
         self.first_page = not query.get("after")
         self.since = timezone.now()  # when the page was rendered, once its hello says so
         self.inserted: set[str] = set()
@@ -243,7 +247,7 @@ class RunsConsumer(LiveConsumer):
     async def ring(self, session_id: str, seq: int) -> None:
         since = self.since if self.first_page and session_id not in self.inserted else None
         html, inserted = await database_sync_to_async(presenter.runs_update)(
-            self.user, session_id, self.filters, since
+            self.user, session_id, self.search, since
         )
         if inserted:
             self.inserted.add(session_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -35,7 +36,7 @@ from wfapp.models import AttemptOutcome, Interrupt, InterruptStatus
 from wfapp.permissions import can_answer
 from wfapp.schema_forms.form import bulk_decision
 from wfapp.schema_forms.values import nearest_key
-from wfapp.web import presenter, queries
+from wfapp.web import presenter, queries, saved_filters
 from wfapp.web.http import is_fragment_request, notice, page_or_fragment, too_large, too_large_message
 from wfapp.web.human_steps import INBOX_TABS
 
@@ -66,6 +67,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
         "tabs": INBOX_TABS,
         "pending_count": queries.pending_count(request.user) if filtered else page.count,
         "watermark": watermark,
+        "saved": partial(saved_filters.listed, request.user, "inbox"),  # read on full pages only
         "rendered_at": timezone.now().isoformat(),
         "can_answer": can_answer(request.user),
         "more": bool(request.GET.get("after")),

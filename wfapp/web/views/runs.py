@@ -4,6 +4,7 @@ node, or one failed node with an edited input)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -21,30 +22,31 @@ from wfapp import comments, permissions, services
 from wfapp.errors import InputValidationError, NotPermitted, RunStateError, UnknownRunError
 from wfapp.models import RunStatus
 from wfapp.permissions import can_answer
-from wfapp.web import presenter, queries, state_diff
+from wfapp.web import presenter, queries, run_search, saved_filters, state_diff
 from wfapp.web.failure_cards import failure_cards, retry_edited
 from wfapp.web.http import is_fragment_request, notice, page_or_fragment, too_large, too_large_message
-
-
-def run_filters(request: HttpRequest) -> dict[str, Any]:
-    status = request.GET.get("status", "")
-    return {
-        "status": status if status in RunStatus.values else "",
-        "workflow": request.GET.get("workflow", "").strip(),
-        "q": request.GET.get("q", "").strip()[:100],
-    }
+from wfapp.web.run_search import BadSearch, RunSearch
 
 
 @require_GET
 @login_required
 def runs(request: HttpRequest) -> HttpResponse:
-    filters = run_filters(request)
+    """Runs, filtered by the GET parameters (`run_search`); bad ones are listed, no runs shown."""
+    problems: list[str] = []
     rendered_at = timezone.now()  # first: runs started later, the socket brings
-    page = queries.runs_page(request.user, cursor=request.GET.get("after"), **filters)
-    presenter.with_actors(page.items)
+    try:
+        search = run_search.parse(request.GET)
+        page = queries.runs_page(request.user, search, cursor=request.GET.get("after"))
+        presenter.with_actors(page.items)
+    except BadSearch as bad:
+        search, problems = _as_typed(request), bad.problems
+        page = queries.Page([], None)
     context = {
         "page": page,
-        "filters": filters,
+        "filters": search,
+        "problems": problems,
+        "text_scope": run_search.TEXT_SCOPE,
+        "saved": partial(saved_filters.listed, request.user, "runs"),  # read on full pages only
         "statuses": RunStatus.values,
         "workflows": presenter.workflow_names(),
         "pending_count": queries.pending_count(request.user),
@@ -52,7 +54,14 @@ def runs(request: HttpRequest) -> HttpResponse:
         "rendered_at": rendered_at.isoformat(),
     }
     fragment = "more" if request.GET.get("after") else "list"
-    return page_or_fragment(request, "wfapp/runs.html", fragment, context)
+    status = 422 if problems else 200  # 422: htmx swaps it, so the messages show
+    return page_or_fragment(request, "wfapp/runs.html", fragment, context, status=status)
+
+
+def _as_typed(request: HttpRequest) -> RunSearch:
+    """The filters as typed (shown again in the form beside what is wrong with them)."""
+    names = RunSearch.__dataclass_fields__
+    return RunSearch(**{k: request.GET.get(k, "").replace("\x00", "")[:300] for k in names})
 
 
 def _run(request: HttpRequest, session_id: str) -> Any:

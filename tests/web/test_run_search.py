@@ -1,0 +1,170 @@
+"""Finding runs: the runs list's GET filters (text in input/output, time range, status, starter,
+duration), parsed, applied on the database, refused with a message when bad; the API's list too.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import parse_qsl
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from wfapp.models import Session
+from wfapp.web import run_search
+from wfapp.web.run_search import BadSearch, RunSearch
+
+T0 = datetime(2026, 3, 10, 9, 0, tzinfo=UTC)
+
+
+def _run(pk: str, *, user: User | None = None, status: str = "completed", start: datetime = T0,
+         took: timedelta = timedelta(seconds=30), input: Any = None, output: Any = None) -> Session:  # fmt: skip
+    Session.objects.create(
+        id=pk, workflow="expense_approval", status=status, input=input, output=output, created_by=user
+    )
+    Session.objects.filter(pk=pk).update(created_at=start, updated_at=start + took)
+    return Session.objects.get(pk=pk)
+
+
+@pytest.fixture
+def runs(operator: User, other_operator: User) -> None:
+    _run("run-ann", user=operator, input={"employee": "Ann Smith", "amount": 1500}, output={"approved": True})
+    _run("run-zoe", user=other_operator, input={"employee": "Zoë Brandt"}, status="failed",
+         start=T0 + timedelta(days=1), took=timedelta(hours=3))  # fmt: skip
+    _run("run-bob", user=None, input={"employee": "Bob"}, output={"comment": "ask Ann first"},
+         status="waiting", start=T0 + timedelta(days=2), took=timedelta(minutes=5))  # fmt: skip
+
+
+def _listed(client: Client, query: str) -> list[str]:
+    response = client.get("/runs/?" + query)
+    assert response.status_code == 200, response.content.decode()[:500]
+    return [run.pk for run in response.context["page"].items]
+
+
+def test_parse_reads_every_filter_and_links_back_to_it() -> None:
+    params = {"text": " Ann ", "status": "failed", "by": "olga", "started_from": "2026-03-10",
+              "started_to": "2026-03-11T12:00", "min_duration": "5m", "max_duration": "2h"}  # fmt: skip
+    search = run_search.parse(params)
+    assert search.text == "Ann"
+    assert search.start_bounds() == (T0 - timedelta(hours=9), datetime(2026, 3, 11, 12, tzinfo=UTC))
+    assert search.duration_bounds() == (timedelta(minutes=5), timedelta(hours=2))
+    assert run_search.parse(dict(parse_qsl(search.query()))) == search
+    assert not run_search.parse({}).active
+
+
+def test_a_date_as_started_to_includes_that_whole_day() -> None:
+    assert run_search.parse({"started_to": "2026-03-10"}).start_bounds()[1] == T0.replace(hour=0) + timedelta(
+        days=1
+    )
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"status": "done"}, "Status 'done' is not one of"),
+        ({"started_from": "last week"}, "Started from 'last week' is not a date"),
+        ({"started_to": "2026-02-30"}, "Started to '2026-02-30' is not a date"),
+        ({"min_duration": "-5"}, "Min duration '-5' is not a duration"),
+        ({"max_duration": "3 weeks"}, "Max duration '3 weeks' is not a duration"),
+        ({"text": "x" * 201}, "longer than 200 characters"),
+    ],
+)
+def test_bad_values_are_named(params: dict[str, str], message: str) -> None:
+    with pytest.raises(BadSearch) as refused:
+        run_search.parse(params)
+    assert message in str(refused.value)
+
+
+def test_every_bad_value_is_named_at_once() -> None:
+    with pytest.raises(BadSearch) as refused:
+        run_search.parse({"status": "x", "min_duration": "y"})
+    assert len(refused.value.problems) == 2
+
+
+def test_text_searches_input_and_output(operator_client: Client, runs: None) -> None:
+    assert _listed(operator_client, "text=ann") == ["run-bob", "run-ann"]  # Bob's output names Ann
+    assert _listed(operator_client, "text=smith") == ["run-ann"]
+    assert _listed(operator_client, "text=Zo%C3%AB") == ["run-zoe"]  # stored escaped on SQLite
+    assert _listed(operator_client, "text=%22employee%22%3A+%22Bob") == ["run-bob"]  # quotes too
+    assert _listed(operator_client, "text=nobody") == []
+
+
+def test_time_range_status_starter_and_duration(operator_client: Client, runs: None) -> None:
+    assert _listed(operator_client, "started_from=2026-03-11") == ["run-bob", "run-zoe"]
+    assert _listed(operator_client, "started_to=2026-03-11") == ["run-zoe", "run-ann"]
+    assert _listed(operator_client, "started_from=2026-03-11T09:00&started_to=2026-03-11T09:01") == [
+        "run-zoe"
+    ]
+    assert _listed(operator_client, "status=waiting") == ["run-bob"]
+    assert _listed(operator_client, "by=OLGA") == ["run-ann"]
+    assert _listed(operator_client, "min_duration=5m") == ["run-bob", "run-zoe"]
+    assert _listed(operator_client, "max_duration=300") == ["run-bob", "run-ann"]
+    assert _listed(operator_client, "min_duration=1h&text=zo") == ["run-zoe"]
+    assert _listed(operator_client, "min_duration=2h&max_duration=1h") == []  # an empty range
+
+
+def test_bad_filters_show_the_problem_and_no_runs(operator_client: Client, runs: None) -> None:
+    response = operator_client.get("/runs/?started_from=yesterday&status=done")
+    assert response.status_code == 422
+    assert response.context["page"].items == []
+    page = response.content.decode()
+    assert "These filters cannot be applied, so no runs are listed" in page
+    assert "Started from &#x27;yesterday&#x27; is not a date" in page
+    assert 'value="yesterday"' in page  # kept in the form, to correct
+    assert "run-ann" not in page
+
+
+def test_the_more_link_keeps_the_filters(operator_client: Client, operator: User) -> None:
+    for i in range(51):
+        _run(f"run-{i:02}", user=operator, input={"employee": "Many"}, start=T0 + timedelta(minutes=i))
+    page = operator_client.get("/runs/?text=many&by=olga").content.decode()
+    assert "?text=many&amp;by=olga&amp;after=" in page
+
+
+def test_a_text_search_past_its_scope_says_so(operator_client: Client, monkeypatch: Any, runs: None) -> None:
+    monkeypatch.setattr(run_search, "TEXT_SCOPE", 2)
+    response = operator_client.get("/runs/?text=ann")
+    assert [run.pk for run in response.context["page"].items] == ["run-bob"]  # the newest two read
+    assert "older ones were not searched" in response.content.decode()
+    narrowed = operator_client.get("/runs/?text=zo&status=failed")  # one run to read: all of them
+    assert [run.pk for run in narrowed.context["page"].items] == ["run-zoe"]
+    assert "older ones were not searched" not in narrowed.content.decode()
+
+
+def test_live_inserts_follow_the_same_filters(runs: None) -> None:
+    zoe = Session.objects.get(pk="run-zoe")
+    assert run_search.matches(zoe, run_search.parse({"text": "zoë", "by": "piet", "min_duration": "1h"}))
+    assert not run_search.matches(zoe, run_search.parse({"text": "ann"}))
+    assert not run_search.matches(zoe, run_search.parse({"started_to": "2026-03-10"}))
+
+
+def test_the_api_takes_the_same_filters(operator_client: Client, runs: None) -> None:
+    found = operator_client.get("/api/v1/runs?text=ann&started_from=2026-03-10&max_duration=1m")
+    assert found.status_code == 200, found.content
+    assert [item["id"] for item in found.json()["items"]] == ["run-ann"]
+    assert found.json()["partial"] is False
+    refused = operator_client.get("/api/v1/runs?min_duration=soon")
+    assert refused.status_code in (400, 422)
+
+
+PARAM = st.sampled_from([*RunSearch.__dataclass_fields__, "after", "other"])
+VALUE = st.one_of(st.text(max_size=40), st.sampled_from(["2026-03-10", "9999-12-31", "0001-01-01", "5m", "-1",
+                                                          "1" * 30, "failed", "\x00", "2026-03-10T25:00"]))  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(params=st.dictionaries(PARAM, VALUE, max_size=5))
+@example(params={"started_to": "9999-12-31", "started_from": "0001-01-01T00:00+14:00"})
+@example(params={"text": "%_\\", "min_duration": "9999999d"})
+def test_no_filter_values_give_a_500(operator_client: Client, runs: None, params: dict[str, str]) -> None:
+    response = operator_client.get("/runs/", params)
+    assert response.status_code in (200, 422)
+    if response.status_code == 422:
+        assert response.context["page"].items == []
+        assert "These filters cannot be applied" in response.content.decode()
+    api = operator_client.get("/api/v1/runs", {k: v for k, v in params.items() if k != "after"})
+    assert api.status_code in (200, 400, 422)
