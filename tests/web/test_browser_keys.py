@@ -166,6 +166,8 @@ def test_runs_found_by_input_shared_as_a_url_and_saved(browser: Browser, server:
     page.wait_for_url("**/runs/?*text=quinn*")
     shared = page.url
 
+    _tab_to(page, ".save-filter-box > summary")
+    page.keyboard.press("Enter")  # unfold the save form
     _tab_to(page, "#save-filter-name")
     page.keyboard.type("Quinn's runs")
     page.keyboard.press("Enter")
