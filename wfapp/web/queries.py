@@ -213,6 +213,8 @@ _EVENT_FIELDS = ("seq", "timestamp", "kind", "node_path", "author", "data")
 
 def events_before(session_id: str, before: int | None, limit: int = TIMELINE_PAGE) -> list[dict[str, Any]]:
     """The `limit` events before seq `before` (the latest when None), oldest first."""
+    if "\x00" in session_id:  # no run has one (a page may read its events before its row)
+        return []
     rows = Event.objects.filter(session_id=session_id)
     if before is not None:
         rows = rows.filter(seq__lt=before)
