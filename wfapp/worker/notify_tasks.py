@@ -13,14 +13,14 @@ from procrastinate.contrib.django import app
 from wfapp.notify.pump import pump
 
 from .dispatch import QUEUE
+from .tasks import every_seconds_cron
 
 NOTIFY_TASK = "wfapp.notify"
 
 
 def notify_cron() -> str:
-    """Every ``WFAPP_NOTIFY_SECONDS`` (whole seconds, at least one), as a six-field cron."""
-    seconds = max(1, round(float(settings.WFAPP_NOTIFY_SECONDS)))
-    return f"* * * * * */{seconds}" if seconds < 60 else f"*/{max(1, seconds // 60)} * * * *"
+    """Every ``WFAPP_NOTIFY_SECONDS``."""
+    return every_seconds_cron(settings.WFAPP_NOTIFY_SECONDS)
 
 
 @app.periodic(cron=notify_cron())

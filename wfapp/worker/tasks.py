@@ -36,10 +36,15 @@ logger = logging.getLogger(__name__)
 SWEEP_PRIORITY = 10
 
 
+def every_seconds_cron(seconds: float) -> str:
+    """Every ``seconds`` (whole seconds, at least one), as a six-field cron."""
+    whole = max(1, round(float(seconds)))
+    return f"* * * * * */{whole}" if whole < 60 else f"*/{max(1, whole // 60)} * * * *"
+
+
 def sweep_cron() -> str:
-    """Every ``WFAPP_SWEEP_SECONDS`` (whole seconds, at least one), as a six-field cron."""
-    seconds = max(1, round(float(settings.WFAPP_SWEEP_SECONDS)))
-    return f"* * * * * */{seconds}" if seconds < 60 else f"*/{max(1, seconds // 60)} * * * *"
+    """Every ``WFAPP_SWEEP_SECONDS``."""
+    return every_seconds_cron(settings.WFAPP_SWEEP_SECONDS)
 
 
 @app.task(name=ADVANCE_TASK, queue=QUEUE, pass_context=False)
