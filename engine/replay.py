@@ -115,6 +115,10 @@ class ReplayIndex:
     root_outputs: dict[int, Any] = field(default_factory=dict)
     people: Ledger = field(default_factory=Ledger)  # claims, escalations, approvals so far
 
+    def failed_paths(self) -> list[str]:
+        """The paths whose latest attempt failed (an ``error`` not followed by a new start)."""
+        return [path for path, record in self.records.items() if record.error is not None]
+
     def record(self, path: str) -> NodeRecord:
         record = self.records.get(path)
         if record is None:

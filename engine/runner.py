@@ -162,11 +162,7 @@ class Runner:
             index.apply(event)
             if event.kind == "error":
                 latest[event.node_path] = event
-        return {
-            path: event
-            for path, event in latest.items()
-            if (record := index.records.get(path)) is not None and record.error is not None
-        }
+        return {path: latest[path] for path in index.failed_paths()}
 
     async def record_retry(
         self,
@@ -194,7 +190,7 @@ class Runner:
             check_reason(reason)
         fields: dict[str, Any] = {}
         if node_path is not None:
-            failed = [path for path, record in loaded.index.records.items() if record.error is not None]
+            failed = loaded.index.failed_paths()
             if node_path not in failed:
                 raise NotFailedNodeError(session_id, node_path, failed)
             if node_input is not None:
