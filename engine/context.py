@@ -55,6 +55,11 @@ class State(MutableMapping[str, Any]):
         return delta
 
 
+_NO_IDS: list[str] = []
+_NO_TASKS: set[asyncio.Task[Any]] = set()
+_NO_COUNTERS: dict[str, int] = {}
+
+
 class Execution:
     """Engine bookkeeping for one execution of one node at one path.
 
@@ -113,13 +118,15 @@ class Execution:
         self.output_seq = 0  # the event carrying a delivered output (a delegate's, a terminal's)
         self.has_output = self.output_persisted = self.delegated = self.route_pending = False
         self.route: Any = None
-        self.interrupts: list[str] = []
-        self.spawned: set[asyncio.Task[Any]] = set()
-        self.detached: list[str] = []
+        # Most executions ask nothing and run no children: these share one empty value until
+        # the first write (add_interrupts, SessionRun), to keep a node's allocations low.
+        self.interrupts: list[str] = _NO_IDS
+        self.spawned: set[asyncio.Task[Any]] = _NO_TASKS
+        self.detached: list[str] = _NO_IDS
         self.child_failure: BaseException | None = None  # a spawned child failed after the attempt ended
         self.violation: RuleViolation | None = None
         self.exited = False  # the attempt's body has ended; children may still be draining
-        self.counters: dict[str, int] = {}
+        self.counters: dict[str, int] = _NO_COUNTERS
         self.allocated = 0  # children handed out by run_node
         self.begun = 0  # of those, how many started running
         self.timed_out = timed_out  # its questions whose deadline failed them (engine.human)
@@ -147,20 +154,40 @@ class Execution:
         self.has_output = self.output_persisted = True
 
     def add_interrupts(self, ids: list[str]) -> None:
+        if self.interrupts is _NO_IDS:
+            self.interrupts = []
         for interrupt_id in ids:
             if interrupt_id not in self.interrupts:
                 self.interrupts.append(interrupt_id)
+
+    def add_spawned(self, task: asyncio.Task[Any]) -> None:
+        """A child of this execution runs in ``task`` (``asyncio.gather``, ``create_task``)."""
+        if self.spawned is _NO_TASKS:
+            self.spawned = set()
+        self.spawned.add(task)
+
+    def add_detached(self, path: str) -> None:
+        """The child at ``path`` waits for input in a task of its own."""
+        if self.detached is _NO_IDS:
+            self.detached = []
+        self.detached.append(path)
+
+    def next_run_id(self, name: str) -> str:
+        """The next automatic run id of a child named ``name``: 1, 2, ..."""
+        if self.counters is _NO_COUNTERS:
+            self.counters = {}
+        number = self.counters[name] = self.counters.get(name, 0) + 1
+        return str(number)
 
     def new_attempt(self) -> None:
         self.attempt += 1
         self.output = self.route = None
         self.output_seq = 0
         self.has_output = self.output_persisted = self.delegated = self.route_pending = False
-        self.interrupts.clear()
-        self.detached.clear()
+        self.interrupts = self.detached = _NO_IDS
         self.child_failure = self.violation = None
         self.exited = False
-        self.counters.clear()
+        self.counters = _NO_COUNTERS
         self.allocated = self.begun = 0
         self.state.take_delta()
 

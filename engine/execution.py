@@ -129,12 +129,10 @@ class SessionRun:
         )
         if self.gate is not None:
             async with self.gate.passage(self.session_id, path):
-                return await self._start(execution, node_input)
-        return await self._start(execution, node_input)
-
-    async def _start(self, ex: Execution, node_input: Any) -> Outcome:
-        self.writer.enqueue(draft("started", ex.path, ex.author, seen_seq=self.index.last_seq))
-        return await self._run(ex, node_input)
+                self.writer.enqueue(draft("started", path, author, seen_seq=index.last_seq))
+                return await self._run(execution, node_input)
+        self.writer.enqueue(draft("started", path, author, seen_seq=index.last_seq))
+        return await self._run(execution, node_input)
 
     async def _answer_as_output(
         self, node: BaseNode, record: NodeRecord, path: str, targets: list[str], author: str
@@ -173,7 +171,12 @@ class SessionRun:
             failure: BaseException | None = None
             interrupted = False
             try:
-                await self._attempt(ctx, ex, node_input)
+                checked = node.check_input(node_input)
+                call = node.plain_call
+                if call is None:
+                    await self._attempt(ex, node._run_impl(ctx=ctx, node_input=checked))
+                elif not self._took(ex, result := call(ctx, checked)):
+                    await self._attempt(ex, Returned(result))
             except NodeInterruptedError as signal:
                 ex.add_interrupts(signal.interrupt_ids)
                 interrupted = True
@@ -223,9 +226,9 @@ class SessionRun:
         record = self.index.records.get(path)
         return record.output_seq if record is not None else 0
 
-    async def _attempt(self, ctx: Context, ex: Execution, node_input: Any) -> None:
+    async def _attempt(self, ex: Execution, produced: Any) -> None:
+        """Consume what ``_run_impl`` produced, within the node's timeout if it has one."""
         node = ex.node
-        produced = node._run_impl(ctx=ctx, node_input=node.check_input(node_input))
         if node.timeout is None:
             await self._consume(ex, produced)
             return
@@ -250,14 +253,22 @@ class SessionRun:
             return
         else:
             result = await produced
+        if not self._took(ex, result):
+            await self._emit(ex, result)
+
+    @staticmethod
+    def _took(ex: Execution, result: Any) -> bool:
+        """Take what a node returned as its output, or as its last word (a returned ``Event``);
+        False: it has to be emitted (a message, a question)."""
         if result is None:
-            return
+            return True
         if type(result) is Event and result.message is None and not result.long_running_tool_ids:
             _defer(ex, result)
-        elif isinstance(result, Event | RequestInput):
-            await self._emit(ex, result)
-        else:
-            ex.set_output(result)
+            return True
+        if isinstance(result, Event | RequestInput):
+            return False
+        ex.set_output(result)
+        return True
 
     async def _drain(self, ex: Execution) -> None:
         """Let children started in other tasks (``asyncio.gather``) reach their outcome.
@@ -413,9 +424,7 @@ class SessionRun:
             )
         child = as_node(node_like)
         if run_id is None:
-            number = parent.counters.get(child.name, 0) + 1
-            parent.counters[child.name] = number
-            run_id = str(number)
+            run_id = parent.next_run_id(child.name)
         else:
             run_id = str(run_id)
             if run_id.isdigit() or "/" in run_id or "@" in run_id:
@@ -445,7 +454,7 @@ class SessionRun:
         task = asyncio.current_task()
         spawned = task is not parent.task
         if spawned and task is not None:
-            parent.spawned.add(task)
+            parent.add_spawned(task)
         turn = self.turn
         seen = turn.get(path)
         if seen is not None:
@@ -482,7 +491,7 @@ class SessionRun:
         if outcome.status == "waiting":
             parent.add_interrupts(outcome.interrupts)
             if spawned:
-                parent.detached.append(path)
+                parent.add_detached(path)
             raise NodeInterruptedError(outcome.interrupts, path)
         failed = outcome.error
         assert failed is not None

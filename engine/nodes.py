@@ -83,6 +83,15 @@ class BaseNode(StrictModel):
         except ValidationError as error:
             raise _mismatch(self.name, "output", self.output_type, error) from error
 
+    @cached_property
+    def plain_call(self) -> Callable[[Context, Any], Any] | None:
+        """``(ctx, node_input) -> output``, for a node whose work is one plain call.
+
+        The executor calls it in place of ``_run_impl`` and takes the return value as
+        ``_run_impl``'s returned one, sparing the generator or coroutine around it.
+        """
+        return None
+
     def restore_output(self, data: Any) -> Any:
         """Turn an output read back from the log into the declared output type."""
         restore = self.output_validator
@@ -162,6 +171,17 @@ class FunctionNode(BaseNode):
         if inspect.iscoroutinefunction(func):
             return _CORO
         return _SYNC
+
+    @cached_property
+    def plain_call(self) -> Callable[[Context, Any], Any] | None:
+        if self.style != _SYNC:
+            return None
+        func, signature = self.func, self.signature
+        only = signature.input_only
+        if only is not None:
+            return lambda ctx, node_input: func(**{only: node_input})
+        # The name is read per call: a copy made with node(..., name=...) shares this function.
+        return lambda ctx, node_input: func(**bind(signature, ctx.node.name, ctx, node_input))
 
     def _run_impl(self, *, ctx: Context, node_input: Any) -> Any:
         """Call the function: a plain return comes back as ``Returned``, a coroutine as itself.
