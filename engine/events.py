@@ -127,6 +127,17 @@ class Event(StrictModel):
     output_seq: int | None = None
     input: Any = None
 
+    def __init__(self, /, **data: Any) -> None:
+        # What a node yields or returns (often one per call) is usually plain: build it as
+        # pydantic would without its validator, which sets up every one of the stored fields.
+        if data.keys() <= _YIELDED and (plain := _plain_yield(data)) is not None:
+            _set(self, "__dict__", {**_EVENT_DEFAULTS, **plain})
+            _set(self, "__pydantic_fields_set__", set(plain))
+            _set(self, "__pydantic_extra__", None)
+            _set(self, "__pydantic_private__", None)
+            return
+        super().__init__(**data)
+
 
 class RequestInput(StrictModel):
     """Yield this from a node to pause the run until someone answers.
@@ -171,6 +182,31 @@ class RequestInput(StrictModel):
 _EVENT_DEFAULTS = {name: info.default for name, info in Event.model_fields.items()}
 _new = object.__new__
 _set = object.__setattr__
+_YIELDED = frozenset({"output", "route", "state", "message"})
+_ROUTE_TYPES = (str, int, bool)
+
+
+def _plain_yield(data: dict[str, Any]) -> dict[str, Any] | None:
+    """``data`` as Event's validator would leave it, when that is certain; else None.
+
+    Certain means exact types it keeps as they are (any output; a str, int or bool route or
+    a list of them; a dict state with str keys; a str message). It copies a list or a dict,
+    so this does too.
+    """
+    route = data.get("route")
+    if route is not None and type(route) not in _ROUTE_TYPES:
+        if type(route) is not list or not all(type(r) in _ROUTE_TYPES for r in route):
+            return None
+        data["route"] = list(route)
+    state = data.get("state")
+    if state is not None:
+        if type(state) is not dict or not all(type(key) is str for key in state):
+            return None
+        data["state"] = dict(state)
+    message = data.get("message")
+    if message is not None and type(message) is not str:
+        return None
+    return data
 
 
 def stored_event(fields: dict[str, Any]) -> Event:

@@ -137,3 +137,52 @@ async def test_a_node_yielding_a_misspelt_event_fails_naming_the_field() -> None
     assert result.status == "failed"
     assert result.error_type == "UnknownFieldError"
     assert "'mesage'" in (result.error or "") and "wf@1/typo@1" in (result.error or "")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {},
+        {"output": None},
+        {"output": {"a": [1, 2]}, "route": "next"},
+        {"route": True},
+        {"route": 1},
+        {"route": ["a", 1, False]},
+        {"route": []},
+        {"state": {"k": 1}},
+        {"state": {}},
+        {"message": "hi", "route": None},
+        {"output": 1, "route": "a", "state": {"x": None}, "message": "m"},
+        {"route": 1.5},  # refused by validation, as below
+        {"long_running_tool_ids": {"t1"}},
+        {"output": 3, "seq": 4},
+    ],
+)
+def test_an_event_is_built_as_its_validator_would_build_it(data: dict[str, Any]) -> None:
+    try:
+        expected = Event.model_validate(dict(data))
+    except Exception as refused:
+        with pytest.raises(type(refused)):
+            Event(**data)
+        return
+    made = Event(**data)
+    assert made == expected
+    assert made.model_dump(mode="json") == expected.model_dump(mode="json")
+    assert made.model_fields_set == expected.model_fields_set
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{"route": 2.5}, {"route": ["a", None]}, {"state": {1: "x"}}, {"state": ["k"]}, {"message": 3}],
+)
+def test_an_event_with_a_wrong_type_is_refused(data: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        Event(**data)
+
+
+def test_an_event_keeps_its_own_copy_of_state_and_routes() -> None:
+    state, routes = {"k": 1}, ["a", "b"]
+    event = Event(state=state, route=routes)
+    state["k"] = 2
+    routes.append("c")
+    assert event.state == {"k": 1} and event.route == ["a", "b"]
