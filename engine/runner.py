@@ -441,7 +441,11 @@ class Runner:
                 await self._catch_up(loaded)  # the turn we waited for wrote events
                 if loaded.index.status in FINAL_STATUSES:
                     return self._result(session_id, loaded.index.status, loaded.index)
-            task = asyncio.ensure_future(self._execute(loaded, node_input))
+            # Eager: a turn that never waits (in memory, say) ends right here, without trips
+            # through the event loop; one that waits goes on as the task cancel() can reach.
+            task = asyncio.Task(
+                self._execute(loaded, node_input), loop=asyncio.get_running_loop(), eager_start=True
+            )
             self._turns[session_id] = task
             try:
                 return await asyncio.shield(task)
