@@ -59,12 +59,14 @@ class Outgoing:
         chosen = list(self.always)
         if route is None:
             return chosen
-        emitted = [route_key(r) for r in (route if isinstance(route, list) else [route])]
+        emitted = [route_key(r) for r in route] if isinstance(route, list) else [route_key(route)]
         matched = False
         for keys, target in self.routed:
-            if any(key in keys for key in emitted):
-                chosen.append(target)
-                matched = True
+            for key in emitted:
+                if key in keys:
+                    chosen.append(target)
+                    matched = True
+                    break
         if not matched and self.default is not None:
             chosen.append(self.default)
         return chosen

@@ -65,9 +65,14 @@ def leaves(group: BaseExceptionGroup[Any] | None) -> list[BaseException]:
     return found
 
 
+_ROUTE_TYPES = (str, int, bool)
+
+
 def checked_route(path: str, route: Any) -> Any:
+    if type(route) in _ROUTE_TYPES:
+        return route
     routes = route if isinstance(route, list) else [route]
-    if not routes or any(type(r) not in (str, int, bool) for r in routes):
+    if not routes or any(type(r) not in _ROUTE_TYPES for r in routes):
         raise WorkflowError(
             f"Node {path} emitted the route {route!r}; routes are strings, integers or booleans "
             "(or a list of them)"
