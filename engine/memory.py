@@ -53,7 +53,7 @@ def _track_pending(
 
 
 _ASKS = frozenset({"interrupt", "answer"})
-_ENDS = frozenset({"error", "completed"})  # withdraw what the execution asked
+_ASKS_AND_ENDS = _ASKS | {"error", "completed"}  # an end withdraws what the execution asked
 
 
 # A pending question: the path that asked, its human-step policy, the approvals given so far.
@@ -112,24 +112,25 @@ class InMemoryEventStore:
     async def append(self, session_id: str, events: Sequence[Event], *, expected_seq: int) -> int:
         return self._append(session_id, events, expected_seq)
 
+    def _append(self, session_id: str, events: Sequence[Event], expected_seq: int) -> int:
+        """The append itself, for a subclass that changes ``append`` (its ``append_nowait`` is None)."""
+        return InMemoryEventStore.append_nowait(self, session_id, events, expected_seq=expected_seq)
+
     def append_nowait(self, session_id: str, events: Sequence[Event], *, expected_seq: int) -> int:
         """``append`` without a coroutine: it never waits, so the engine's writer calls it directly."""
-        return self._append(session_id, events, expected_seq)
-
-    def _append(self, session_id: str, events: Sequence[Event], expected_seq: int) -> int:
         log = self._logs.get(session_id) or self._log(session_id)
         last = len(log.events)
         if last != expected_seq:
             raise ConcurrencyError(session_id, expected_seq, last)
         seq = last
         tracked = False
-        asked = bool(log.pending)
+        watched = _ASKS_AND_ENDS if log.pending else _ASKS  # an end withdraws what was asked
         for event in events:
             seq += 1
             if event.seq != seq:
                 raise ValueError(f"event seq {event.seq} should be {seq}")
-            kind = event.kind
-            tracked = tracked or kind in _ASKS or (asked and kind in _ENDS)
+            if event.kind in watched:
+                tracked = True
         if tracked:
             pending = dict(log.pending)  # applied only once every event passed
             answered: dict[str, Event] = {}

@@ -102,14 +102,30 @@ class LogWriter:
         return self._commit_now()
 
     def _commit_now(self) -> bool:
-        """Commit the queue here through ``append_nowait`` when nothing is in flight."""
-        nowait = self._nowait
-        return (
-            nowait is not None
-            and self._inflight is None
-            and not self._lock.locked()
-            and self._flush_now(nowait)
-        )
+        """Commit the queue here through ``append_nowait`` when nothing is in flight.
+
+        False: take the usual path (a store whose append waits, an append in flight, or
+        someone else appended meanwhile: the usual path folds that in).
+        """
+        append = self._nowait
+        if append is None or self._inflight is not None or self._lock.locked():
+            return False
+        if self._failure is not None:
+            raise self._failure
+        if not self._buffer:
+            return True
+        batch, self._buffer = self._buffer, []
+        events = self._stamp(batch)
+        try:
+            append(self._session_id, events, expected_seq=self._index.last_seq)
+        except ConcurrencyError:
+            self._buffer[:0] = batch
+            return False
+        except BaseException as error:
+            self._failure = error
+            raise
+        self._fold(events)
+        return True
 
     def seal(self) -> None:
         """Refuse every later write: the turn's final status is in the log."""
@@ -150,25 +166,6 @@ class LogWriter:
                 self._inflight = None
             elif self._failure is not None:
                 raise self._failure
-
-    def _flush_now(self, append: Callable[..., int]) -> bool:
-        """Commit the queue with a store's ``append_nowait``; False: take the usual path."""
-        if self._failure is not None:
-            raise self._failure
-        if not self._buffer:
-            return True
-        batch, self._buffer = self._buffer, []
-        events = self._stamp(batch)
-        try:
-            append(self._session_id, events, expected_seq=self._index.last_seq)
-        except ConcurrencyError:
-            self._buffer[:0] = batch  # someone appended meanwhile: the usual path folds it in
-            return False
-        except BaseException as error:
-            self._failure = error
-            raise
-        self._fold(events)
-        return True
 
     def _stamp(self, batch: list[Draft]) -> list[Event]:
         seq = self._index.last_seq
