@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import ConfigDict, Field, PrivateAttr
 
@@ -127,16 +127,18 @@ class Event(StrictModel):
     output_seq: int | None = None
     input: Any = None
 
-    def __init__(self, /, **data: Any) -> None:
-        # What a node yields or returns (often one per call) is usually plain: build it as
-        # pydantic would without its validator, which sets up every one of the stored fields.
-        if data.keys() <= _YIELDED and (plain := _plain_yield(data)) is not None:
-            _set(self, "__dict__", {**_EVENT_DEFAULTS, **plain})
-            _set(self, "__pydantic_fields_set__", set(plain))
-            _set(self, "__pydantic_extra__", None)
-            _set(self, "__pydantic_private__", None)
-            return
-        super().__init__(**data)
+    if not TYPE_CHECKING:  # type checkers keep the typed constructor pydantic's plugin gives
+
+        def __init__(self, /, **data: Any) -> None:
+            # What a node yields or returns (often one per call) is usually plain: build it as
+            # pydantic would without its validator, which sets up every one of the stored fields.
+            if data.keys() <= _YIELDED and (plain := _plain_yield(data)) is not None:
+                _set(self, "__dict__", {**_EVENT_DEFAULTS, **plain})
+                _set(self, "__pydantic_fields_set__", set(plain))
+                _set(self, "__pydantic_extra__", None)
+                _set(self, "__pydantic_private__", None)
+                return
+            super().__init__(**data)
 
 
 class RequestInput(StrictModel):
