@@ -48,7 +48,7 @@ class LogWriter:
         self._buffer: list[Draft] = []
         self._lock = asyncio.Lock()
         self._failure: BaseException | None = None
-        self._kick_scheduled = False
+        self._kick: asyncio.Handle | None = None  # a flush of what enqueue queued, soon
         self._background: set[asyncio.Task[None]] = set()
         self._inflight: asyncio.Task[None] | None = None
         self._nowait: Callable[..., int] | None = getattr(store, "append_nowait", None)
@@ -72,12 +72,11 @@ class LogWriter:
 
     def enqueue(self, item: Draft) -> None:
         self._buffer.append(item)
-        if not self._kick_scheduled:
-            self._kick_scheduled = True
-            asyncio.get_running_loop().call_soon(self._kick)
+        if self._kick is None:
+            self._kick = asyncio.get_running_loop().call_soon(self._flush_soon)
 
-    def _kick(self) -> None:
-        self._kick_scheduled = False
+    def _flush_soon(self) -> None:
+        self._kick = None
         if self._buffer and not self._lock.locked():
             task = asyncio.ensure_future(self.flush())
             self._background.add(task)
@@ -224,3 +223,8 @@ class LogWriter:
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
         await self.flush()
+        if self._kick is not None:
+            # Nothing is left for it to flush; cancelled, it lets go of this writer (and the
+            # run's index) now rather than at the loop's next turn, after the run returned.
+            self._kick.cancel()
+            self._kick = None
