@@ -24,7 +24,7 @@ from .nodes import BaseNode, Returned, as_node
 from .outcome import Outcome, checked_route, split_group
 from .replay import Action, NodeRecord, ReplayIndex, answers_as_output, decide
 from .tracebacks import formatted
-from .values import json_schema, to_json
+from .values import is_plain_json, json_schema, to_json
 from .writer import LogWriter, draft
 
 
@@ -42,6 +42,11 @@ def _kind_of(fields: dict[str, Any]) -> str:
 def _child_author(parent: Execution) -> str:
     """Events are authored by the nearest enclosing workflow."""
     return parent.node.name if _is_workflow(parent.node) else parent.author
+
+
+def _stored_output(ex: Execution, output: Any) -> Any:
+    """The output as the log keeps it (the error message is built only when it is needed)."""
+    return output if is_plain_json(output) else to_json(output, f"The output of node {ex.path}")
 
 
 def _defer(ex: Execution, event: Event) -> None:
@@ -312,7 +317,7 @@ class SessionRun:
             fields["message"] = message  # with interrupts it is their question instead
         if output is not None and not ex.delegated:
             ex.set_output(output)
-            fields["output"] = to_json(output, f"The output of node {ex.path}")
+            fields["output"] = _stored_output(ex, output)
             fields["output_for"] = ex.targets
             ex.output_persisted = True
         if route is not None:
@@ -386,7 +391,7 @@ class SessionRun:
             return final, Outcome("waiting", interrupts=list(ex.interrupts))
         final = draft("completed", ex.path, ex.author)
         if ex.has_output and not ex.output_persisted:
-            final["output"] = to_json(ex.output, f"The output of node {ex.path}")
+            final["output"] = _stored_output(ex, ex.output)
             final["output_for"] = ex.targets
         if ex.route_pending:
             final["route"] = checked_route(ex.path, ex.route)

@@ -27,12 +27,7 @@ def to_json(value: Any, what: str, *, caller: bool = False) -> Any:
     ``WorkflowError``; with ``caller`` (the start input, an answer) a limit raises
     ``ValueLimitError`` instead, a caller error.
     """
-    kind = type(value)
-    if kind in _SCALARS or (kind is float and math.isfinite(value)):
-        return value
-    if kind is str and value.isascii() and "\x00" not in value and len(value) < _SHORT:
-        return value
-    if kind is list and len(value) < _SHORT and all(type(item) in _SCALARS for item in value):
+    if is_plain_json(value):
         return value
     check = check_input if caller else check_value
     try:
@@ -47,6 +42,17 @@ def to_json(value: Any, what: str, *, caller: bool = False) -> Any:
         raise too_deep(what, caller=caller) from None
     check(data, what)
     return data
+
+
+def is_plain_json(value: Any) -> bool:
+    """Whether the log keeps ``value`` as it is: a scalar, a short plain string, a short list of
+    scalars (under every limit by construction)."""
+    kind = type(value)
+    if kind in _SCALARS or (kind is float and math.isfinite(value)):
+        return True
+    if kind is str:
+        return value.isascii() and "\x00" not in value and len(value) < _SHORT
+    return kind is list and len(value) < _SHORT and all(type(item) in _SCALARS for item in value)
 
 
 def is_declared(annotation: Any) -> bool:
