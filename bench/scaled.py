@@ -300,7 +300,9 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
             log(f"throughput with {workers} worker processes: ours, then DBOS")
             doc["throughput"][str(workers)] = {
                 "ours": throughput_ours(pg, template, workers, args.runs, args.concurrency),
-                "dbos": None if peers is None else throughput_dbos(pg, peers, workers, args.runs, args.concurrency),
+                "dbos": None
+                if peers is None
+                else throughput_dbos(pg, peers, workers, args.runs, args.concurrency),
             }
         log("the floor: a bare procrastinate no-op job")
         with cluster(pg, template, "floor") as ours:
@@ -324,7 +326,9 @@ def main() -> None:
     p.add_argument("--answers", type=int, default=30)
     p.add_argument("--kills", type=int, default=3)
     p.add_argument("--floor-samples", type=int, default=200)
-    p.add_argument("--tiny", action="store_true", help="a few runs, ours only (no DBOS): checks the benchmark works")
+    p.add_argument(
+        "--tiny", action="store_true", help="a few runs, ours only (no DBOS): checks the benchmark works"
+    )
     args = p.parse_args()
     if args.tiny:
         args.runs, args.workers, args.concurrency = 5, [1], 5
