@@ -35,7 +35,7 @@ def test_an_assigned_user_sees_the_question_under_assigned_to_me(browser: Browse
     expect(card).to_be_visible()
     expect(card).to_contain_text("For fred")
     card.get_by_role("button", name="Claim").click()
-    expect(item(page, "the fred-only report")).to_contain_text("Claimed by fred")
+    expect(item(page, "the fred-only report")).to_contain_text("You hold this")
 
     theirs = open_page(mia, "/?tab=mine")
     expect(theirs.locator("#inbox-items")).not_to_contain_text("the fred-only report")
@@ -64,5 +64,41 @@ def test_a_quorum_question_collects_two_approvals(browser: Browser, server: Serv
     )
     shown = server.manage("wf", "show", run)
     assert '"actor": "fred"' in shown and '"actor": "fiona"' in shown
+    fred.close()
+    fiona.close()
+
+
+def test_a_claim_and_an_approval_reach_the_other_users_open_pages_live(
+    browser: Browser, server: Server
+) -> None:
+    shared = server.start_run("assigned", {"assignees": ["group:finance"], "what": "the shared report"})[
+        "run"
+    ]
+    expense = {"employee": "Dee", "amount": 30000, "category": "equipment", "description": "Servers"}
+    server.start_run("expense_approval", expense)
+    fred, fiona = login(browser, server, "fred"), login(browser, server, "fiona")
+    mine, theirs = open_page(fred, "/"), open_page(fiona, "/")
+    card = item(theirs, "the shared report")
+    question = open_page(fiona, f"/interrupts/{card.get_attribute('id').removeprefix('interrupt-')}/")
+    run_page = open_page(fiona, f"/runs/{shared}/")
+    card.get_by_label("Comment").fill("half typed")
+
+    item(mine, "the shared report").get_by_role("button", name="Claim").click()
+    expect(item(mine, "the shared report")).to_contain_text("You hold this")
+    for other in (card, item(question, "the shared report"), item(run_page, "the shared report")):
+        # fiona's pages show it without a reload
+        expect(other).to_contain_text("Claimed by fred")
+        expect(other.get_by_role("button", name="Claim")).to_have_count(0)
+    expect(card.get_by_label("Comment")).to_have_value("half typed")  # only the human steps changed
+
+    item(mine, "the shared report").get_by_role("button", name="Release").click()
+    expect(card.get_by_role("button", name="Claim")).to_be_visible()
+    expect(card).not_to_contain_text("Claimed by")
+
+    finance = item(theirs, "Finance approval: Dee")
+    expect(finance).to_contain_text("0 of 2 approvals")
+    item(mine, "Finance approval: Dee").get_by_role("button", name="Approve").click()
+    expect(item(mine, "Finance approval: Dee")).to_contain_text("1 of 2 approvals: fred")
+    expect(finance).to_contain_text("1 of 2 approvals: fred")
     fred.close()
     fiona.close()

@@ -60,7 +60,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
     page = queries.inbox_page(request.user, cursor=request.GET.get("after"), up_to=watermark, **filters)
     filtered = bool(filters["workflow"] or filters["q"] or filters["tab"] != "all")
     context = {
-        "asks": presenter.ask_views(page.items),
+        "asks": presenter.ask_views(page.items, viewer=request.user),
         "page": page,
         "filters": filters,
         "workflows": presenter.workflow_names(),
@@ -86,7 +86,9 @@ def interrupt_page(request: HttpRequest, pk: int) -> HttpResponse:
     if row.status != InterruptStatus.PENDING:
         return render(request, "wfapp/interrupt.html", {"closed": presenter.ClosedView(row), "row": row})
     return render(
-        request, "wfapp/interrupt.html", {"ask": presenter.ask_view(row, allow_bulk=False), "row": row}
+        request,
+        "wfapp/interrupt.html",
+        {"ask": presenter.ask_view(row, allow_bulk=False, viewer=request.user), "row": row},
     )
 
 
@@ -118,7 +120,7 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
             swap="afterbegin",
         )
     data, reason = presenter.answer_data(row, request.POST)
-    ask = presenter.ask_view(row, data=data)
+    ask = presenter.ask_view(row, data=data, viewer=request.user)
     if not ask.form.is_valid():
         if not ask.form.editing:  # adding or removing a row is not an answer
             audit.record_row(
@@ -157,7 +159,7 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect(safe_next(request) or "inbox")
     row.refresh_from_db()
     if row.status == InterruptStatus.PENDING:  # a quorum's approval: the card shows who gave one
-        card = render(request, "wfapp/inbox.html#item", {"ask": presenter.ask_view(row)})
+        card = render(request, "wfapp/inbox.html#item", {"ask": presenter.ask_view(row, viewer=request.user)})
         return reswap(retarget(card, target), "outerHTML")
     response = render(request, "wfapp/inbox.html#closed", {"closed": presenter.ClosedView(row)})
     return reswap(retarget(response, target), "outerHTML")
