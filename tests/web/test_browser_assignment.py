@@ -1,4 +1,5 @@
-"""Issue 17 in real Chromium: an assigned question under "assigned to me", a quorum of two approvals."""
+"""Issue 17 in real Chromium: an assigned question under "assigned to me", a quorum of two
+approvals, claims and approvals seen live by others, a bulk rejection with its reason."""
 
 from __future__ import annotations
 
@@ -102,3 +103,25 @@ def test_a_claim_and_an_approval_reach_the_other_users_open_pages_live(
     expect(finance).to_contain_text("1 of 2 approvals: fred")
     fred.close()
     fiona.close()
+
+
+def test_a_bulk_rejection_needs_its_reason_and_carries_it(browser: Browser, server: Server) -> None:
+    for employee in ("Eve", "Eli"):
+        spend = {"employee": employee, "amount": 1500, "category": "travel", "description": "Trains"}
+        server.start_run("expense_approval", spend)
+    mia = login(browser, server, "mia")
+    inbox = open_page(mia, "/?tab=groups")
+    for employee in ("Eve", "Eli"):
+        item(inbox, f"Manager approval: {employee}").locator(".bulk-select input").check()
+    inbox.get_by_role("button", name="Reject selected").click()
+    expect(inbox.locator("#bulk-results")).to_contain_text("Rejecting these needs a reason")
+    expect(item(inbox, "Manager approval: Eve")).to_be_visible()  # nothing was answered
+
+    inbox.get_by_label("Reason for rejecting them").fill("No receipts")
+    inbox.get_by_role("button", name="Reject selected").click()
+    expect(inbox.locator("#bulk-results li.ok")).to_have_count(2)
+    for employee in ("Eve", "Eli"):
+        closed = inbox.locator(".inbox-item.answered", has_text=f"Manager approval: {employee}")
+        expect(closed).to_contain_text("Answered by mia")
+        expect(closed).to_contain_text("No receipts")
+    mia.close()
