@@ -444,6 +444,15 @@ def transcripts_fragment(session_id: str, live: Mapping[str, str]) -> tuple[str,
     return html, {t.thinking for t in shown if t.thinking}
 
 
+def _matching(rows: Any, filters: dict[str, Any]) -> Any:
+    """``rows`` narrowed to the inbox page's workflow and message search."""
+    if filters.get("workflow"):
+        rows = rows.filter(workflow=filters["workflow"])
+    if filters.get("q"):
+        rows = rows.filter(message__icontains=filters["q"])
+    return rows
+
+
 def inbox_update(
     user: Any,
     filters: dict[str, Any],
@@ -466,11 +475,8 @@ def inbox_update(
     visible = queries.answerable(user)
     if session_id is not None:
         visible = visible.filter(session_id=session_id)
-    fresh = visible.filter(status=InterruptStatus.PENDING, pk__gt=watermark).exclude(pk__in=sent)
-    if filters.get("workflow"):
-        fresh = fresh.filter(workflow=filters["workflow"])
-    if filters.get("q"):
-        fresh = fresh.filter(message__icontains=filters["q"])
+    fresh = _matching(visible.filter(status=InterruptStatus.PENDING, pk__gt=watermark), filters)
+    fresh = fresh.exclude(pk__in=sent)
     tab = filters.get("tab", "all")
     fresh = assignment.for_tab(fresh, user, tab)
     visible = visible.select_related("session")
@@ -480,8 +486,11 @@ def inbox_update(
     if session_id is not None:
         closing |= Q(status__in=WITHDRAWN)
     new_rows = list(fresh.order_by("created_at", "id")[: queries.INBOX_PAGE])
-    # A doorbell for one run: its pending cards shown already may have a new holder or approval.
-    held = [] if session_id is None else held_views(visible.exclude(pk__in={r.pk for r in new_rows}), user)
+    held: list[AskView] = []
+    if session_id is not None:
+        # A doorbell for one run: its cards the page shows may have a new holder or approval.
+        shown = (Q(pk__lte=watermark) | Q(pk__in=sent)) & ~Q(pk__in={r.pk for r in new_rows})
+        held = held_views(_matching(visible.filter(shown), filters), user)
     context = {
         "new_asks": ask_views(new_rows, viewer=user),
         "held_asks": held,
