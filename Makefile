@@ -50,6 +50,9 @@ bench: venv
 
 bench-tiny: venv
 	$(PY) bench/run.py --tiny
+	@if [ -n "$$DATABASE_URL" ]; then \
+	  $(PY) -m bench.scaled --tiny --out "$$(mktemp -d)/scaled-tiny.json"; \
+	else echo "bench-tiny: the scaled mode is checked only with DATABASE_URL=postgres://..."; fi
 
 lint: venv
 	$(VENV)/bin/ruff check engine wfapp tests bench
