@@ -396,7 +396,7 @@ class DjangoEventStore:
                 self._record_answer(session_id, event)
                 changed = True
             elif event.kind == "assignment" and event.assignment is not None:
-                assignment.apply_decision(session_id, event.assignment)  # claims, escalations, ...
+                assignment.apply_decision(session_id, event.assignment, event.seq)  # claims, escalations, ...
                 changed = True
             elif event.kind in ("error", "completed"):
                 # A failed or finished execution withdraws the questions it asked itself.
