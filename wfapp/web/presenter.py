@@ -253,10 +253,17 @@ def graph_fragment(user: Any, session_id: str, expanded: frozenset[str]) -> str:
 
 
 def with_actors(runs: list[Session]) -> list[Session]:
-    """Give each run a `cancelled_by` (who cancelled it, "" if nobody did or nobody was named)."""
+    """Give each run `cancelled_by`, `answered_by` and `retried_by` (display attributes, two queries).
+
+    `cancelled_by` is "" when nobody cancelled it or nobody was named; the others list people.
+    """
     cancelled = queries.cancelled_by([r.pk for r in runs if r.status == RunStatus.CANCELLED])
+    helpers = queries.helpers_of([r.pk for r in runs])
     for run in runs:
-        setattr(run, "cancelled_by", cancelled.get(run.pk, ""))  # noqa: B010  # a display attribute
+        acted = helpers.get(run.pk, {})
+        setattr(run, "cancelled_by", cancelled.get(run.pk, ""))  # noqa: B010
+        setattr(run, "answered_by", acted.get("answered", []))  # noqa: B010
+        setattr(run, "retried_by", acted.get("retried", []))  # noqa: B010
     return runs
 
 
