@@ -37,7 +37,11 @@ class Session(models.Model):
     # The runs list's text search reads this, kept by the database whenever input or output
     # change, and indexed by wfapp.search_index (a trigram GIN on PostgreSQL, FTS5 on SQLite).
     search_text = models.GeneratedField(
-        expression=Lower(Concat(Cast("input", TextField()), Value("\n", output_field=TextField()), Cast("output", TextField()))),
+        expression=Lower(
+            Concat(
+                Cast("input", TextField()), Value("\n", output_field=TextField()), Cast("output", TextField())
+            )
+        ),
         output_field=TextField(),
         db_persist=True,
     )
@@ -91,7 +95,9 @@ class Event(models.Model):
         # The runs list's "answered by, retried by": a page of runs' people without reading their logs.
         indexes = [
             models.Index(
-                fields=["session", "seq"], condition=Q(kind__in=["answer", "retry"]), name="wfapp_event_people"
+                fields=["session", "seq"],
+                condition=Q(kind__in=["answer", "retry"]),
+                name="wfapp_event_people",
             )
         ]
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.web.test_browser import SHOTS, Server, login, open_page, serving
+from tests.web.test_browser import SHOTS, Server, expense, login, open_page, open_waiting_run, serving
 
 FLOWS = "tests.web.flows:orders,tests.web.flows:stock_take,tests.web.flows:tally"
 
@@ -136,12 +136,9 @@ def test_the_state_as_of_an_event_and_the_changes_between_two(browser: Browser, 
 
 
 def test_live_updates_keep_the_selected_event(browser: Browser, server: Server) -> None:
-    run = server.start_run(
-        "expense_approval", {"employee": "Ida", "amount": 700, "category": "travel", "description": "Bus"}
-    )
+    run = expense(server, "Ida", 700)
     context = login(browser, server, "olga")
-    page = open_page(context, f"/runs/{run['run']}/")
-    expect(page.locator("#run-status")).to_have_text("waiting")
+    page = open_waiting_run(context, run)
     link = page.locator("#timeline > li a.seq-link").nth(1)
     link.focus()
     page.keyboard.press("Enter")  # by keyboard
@@ -149,9 +146,7 @@ def test_live_updates_keep_the_selected_event(browser: Browser, server: Server) 
     expect(page.locator("#run-compare h2")).to_have_text(f"State as of #{seq}")
     url = page.url
 
-    server.manage(
-        "wf", "answer", run["run"], "manager-approval", "--answer", '{"approved": true}', "--user", "piet"
-    )
+    server.answer(run, "manager-approval", {"approved": True}, user="piet")
     expect(page.locator("#run-status")).to_have_text("completed")
     expect(page.locator("#timeline")).to_contain_text("Answered by piet")
     expect(page.locator("#run-compare h2")).to_have_text(f"State as of #{seq}")

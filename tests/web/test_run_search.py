@@ -128,8 +128,7 @@ def test_the_more_link_keeps_the_filters(operator_client: Client, operator: User
 
 def test_a_text_search_reads_every_run(operator_client: Client, operator: User, runs: None) -> None:
     filler = [
-        Session(id=f"bulk-{i:05}", workflow="expense_approval", status="completed",
-                input={"employee": f"Filler {i}"}, created_by=operator)  # fmt: skip
+        Session(id=f"bulk-{i:05}", workflow="expense_approval", input={"employee": f"Filler {i}"})
         for i in range(6000)
     ]
     Session.objects.bulk_create(filler, batch_size=500)  # all newer than the fixture's runs
