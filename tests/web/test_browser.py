@@ -366,25 +366,6 @@ def test_a_question_that_arrives_live_is_answerable(browser: Browser, server: Se
     context.close()
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_screenshots(browser: Browser, server: Server, scheme: str) -> None:
-    """Pictures of the inbox and a run page, light and dark (one is in the README)."""
-    run = server.start_run(
-        "expense_approval",
-        {"employee": "Frida", "amount": 2400, "category": "equipment", "description": "Laptop"},
-    )
-    context = login(browser, server, "olga", scheme)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    inbox = open_page(context, "/")
-    expect(inbox.locator(".inbox-item").first).to_be_visible()
-    inbox.screenshot(path=str(SHOTS / f"inbox-{scheme}.png"), full_page=True)
-    page = open_page(context, f"/runs/{run['run']}/")
-    expect(page.locator("#run-status")).to_have_text("waiting")
-    page.screenshot(path=str(SHOTS / f"run-{scheme}.png"), full_page=True)
-    assert (SHOTS / f"run-{scheme}.png").stat().st_size > 10_000
-    context.close()
-
-
 def test_run_page_catches_up_after_the_server_restarts(browser: Browser, server: Server) -> None:
     """A reconnecting run page says where it was and receives what it missed, once, in order."""
     run = expense(server, "Gus", 700)
