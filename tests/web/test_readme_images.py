@@ -17,7 +17,7 @@ from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
 
 from tests.web.test_browser import SHOTS, Server, expense, login, open_page, open_waiting_run, phone, serving
 
-FLOWS = "tests.web.flows:orders,tests.web.flows:tally"
+FLOWS = "tests.web.flows:orders,tests.web.flows:tally,tests.web.flows:locked_ledger"
 FRIDA = {"employee": "Frida", "amount": 2400, "category": "equipment", "description": "Laptop"}
 
 
@@ -74,7 +74,13 @@ def test_a_run_in_dark_mode_and_on_a_phone(browser: Browser, server: Server, fri
         context.close()
 
 
-def test_the_runs_list_with_who_did_what(browser: Browser, server: Server, frida: str) -> None:
+def test_the_runs_list_with_who_did_what(
+    browser: Browser, server: Server, frida: str, tmp_path: Path
+) -> None:
+    unlock = tmp_path / "unlock"
+    retried = server.start_run("web_locked_ledger", {"unlock_file": str(unlock)}, user="olga")["run"]
+    unlock.touch()
+    server.manage("wf", "retry", retried, "--user", "piet")
     answered, cancelled = expense(server, "Hugo", user="piet"), expense(server, "Ines", user="olga")
     server.answer(answered, "manager-approval", {"approved": True, "comment": "Fine"}, user="olga")
     server.manage("wf", "cancel", cancelled, "--user", "piet", "--reason", "booked twice")
@@ -82,6 +88,7 @@ def test_the_runs_list_with_who_did_what(browser: Browser, server: Server, frida
         runs = open_page(context, "/runs/")
         expect(runs.locator(f"#run-row-{answered}")).to_contain_text("answered by olga")
         expect(runs.locator(f"#run-row-{cancelled}")).to_contain_text("cancelled by piet")
+        expect(runs.locator(f"#run-row-{retried}")).to_contain_text("retried by piet")
         _save(runs, name)
         context.close()
 
@@ -111,6 +118,6 @@ def test_the_changes_between_two_events(browser: Browser, server: Server) -> Non
     panel.get_by_label(re.compile("Compare")).check()
     page.locator(f"#event-{second} a.seq-link").click()
     expect(panel.locator("h2")).to_have_text(f"Changes from #{first} to #{second}")
-    expect(panel.locator("#compare-diff tr.diff-added")).to_contain_text("pear")
+    expect(panel.locator("#compare-diff tr.diff-added", has_text="Items")).to_contain_text("pear")
     _save(panel, "run-compare.png")
     context.close()
