@@ -92,7 +92,8 @@ class Event(models.Model):
     class Meta:
         ordering = ["session", "seq"]
         constraints = [models.UniqueConstraint(fields=["session", "seq"], name="wfapp_event_session_seq")]
-        # The runs list's "answered by, retried by": a page of runs' people without reading their logs.
+        # The runs list's "answered by, retried by": a page of runs' people without reading their
+        # logs (its condition is spelled out again in wfapp.web.queries.helpers_of).
         indexes = [
             models.Index(
                 fields=["session", "seq"],
