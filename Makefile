@@ -50,6 +50,9 @@ bench: venv
 
 bench-tiny: venv
 	$(PY) bench/run.py --tiny
+	@if [ -n "$$DATABASE_URL" ]; then \
+	  $(PY) -m bench.scaled --tiny --out "$$(mktemp -d)/scaled-tiny.json"; \
+	else echo "bench-tiny: the scaled mode is checked only with DATABASE_URL=postgres://..."; fi
 
 screenshots: venv  # the README's pictures, from the current pages (needs Chromium)
 	WFAPP_SCREENSHOTS=docs/images $(PY) -m pytest -q tests/web/test_readme_images.py
