@@ -269,11 +269,21 @@ def graph_fragment(user: Any, session_id: str, expanded: frozenset[str]) -> str:
     return render_to_string("wfapp/run.html#graph", context)
 
 
-def with_actors(runs: list[Session]) -> list[Session]:
+def with_canceller(runs: list[Session]) -> list[Session]:
     """Give each run a `cancelled_by` (who cancelled it, "" if nobody did or nobody was named)."""
     cancelled = queries.cancelled_by([r.pk for r in runs if r.status == RunStatus.CANCELLED])
     for run in runs:
         setattr(run, "cancelled_by", cancelled.get(run.pk, ""))  # noqa: B010  # a display attribute
+    return runs
+
+
+def with_actors(runs: list[Session]) -> list[Session]:
+    """Runs-list rows: `cancelled_by`, and `answered_by` and `retried_by` (lists of people)."""
+    helpers = queries.helpers_of([r.pk for r in runs])
+    for run in with_canceller(runs):
+        acted = helpers.get(run.pk, {})
+        setattr(run, "answered_by", acted.get("answered", []))  # noqa: B010
+        setattr(run, "retried_by", acted.get("retried", []))  # noqa: B010
     return runs
 
 
@@ -295,7 +305,7 @@ def cancelled_by(session: Session) -> dict[str, str]:
 
 def result_context(session: Session, user: Any) -> dict[str, Any]:
     """The run's status-dependent parts: actions (those `user` may take), state, output, input."""
-    with_actors([session])
+    with_canceller([session])
     state = fold_state(queries.state_deltas(session.pk))
     return {
         "cancelled": cancelled_by(session),
