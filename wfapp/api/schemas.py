@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from ninja import Schema
 from pydantic import ConfigDict, Field
 
+from engine.runner import MAX_REASON_CHARS
 from wfapp.models import Interrupt, Session
 from wfapp.reports import interrupt_report
 
@@ -32,6 +33,29 @@ class AnswerBody(_Strict):
         None,
         max_length=5000,
         description="Reject an approve/reject question with this reason (the answer must be the rejection).",
+    )
+
+
+class CancelBody(_Strict):
+    reason: str = Field(
+        "",
+        description=f"Why the run is cancelled: kept in its log and shown as the run's `cancelled`; "
+        f"at most {MAX_REASON_CHARS} characters.",
+    )
+
+
+class RetryBody(_Strict):
+    node: str | None = Field(
+        None,
+        min_length=1,
+        max_length=1000,
+        description="Retry only this failed node (its path, as in the run's `error` events); "
+        "omitted: every failed node.",
+    )
+    input: Any = Field(
+        None,
+        description="The failed `node`'s input from now on (the dashboard's retry with edited "
+        "input), checked against the node's input schema; omitted: the input it failed on.",
     )
 
 
@@ -110,10 +134,18 @@ class RunSummary(Schema):
     last_seq: int = Field(description="The seq of the run's latest event.")
 
 
+class Cancellation(Schema):
+    by: str = Field(description='Who cancelled the run ("" when not named).')
+    reason: str = Field(description='Why, as given with the cancel ("" when none).')
+
+
 class Run(RunSummary):
     input: Any
     output: Any
     error: dict[str, Any] | None = Field(description="`{type, message}` when the run failed.")
+    cancelled: Cancellation | None = Field(
+        None, description="Who cancelled the run and why; null unless cancelled."
+    )
     pending: list[Question] = Field(description="Its open questions that you may answer.")
 
 
@@ -178,12 +210,13 @@ def run_summary(session: Session) -> dict[str, Any]:
     }
 
 
-def run(session: Session, pending: list[Interrupt]) -> dict[str, Any]:
+def run(session: Session, pending: list[Interrupt], cancelled: dict[str, str]) -> dict[str, Any]:
     return {
         **run_summary(session),
         "input": session.input,
         "output": session.output,
         "error": session.error,
+        "cancelled": cancelled or None,
         "pending": [question(row) for row in pending],
     }
 
