@@ -28,6 +28,7 @@ from engine.errors import (
     ValueLimitError,
 )
 from wfapp.errors import (
+    CommentError,
     InputValidationError,
     MalformedJSONError,
     NotAssignedError,
@@ -97,6 +98,8 @@ def problem_for(exc: Exception) -> Problem | None:
             return invalid([{"field": "node", "message": str(exc)}])
         case InvalidAnswerError():
             return invalid(field_errors(exc.field_errors, "answer"), "answer")
+        case CommentError():
+            return invalid([{"field": exc.field, "message": str(exc)}])
         case RejectionReasonError():
             return invalid([{"field": "reason", "message": str(exc)}])
         case InterruptAlreadyAnswered():

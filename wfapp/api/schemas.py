@@ -12,6 +12,7 @@ from ninja import Schema
 from pydantic import ConfigDict, Field
 
 from engine.runner import MAX_REASON_CHARS
+from wfapp.comments import MAX_COMMENT
 from wfapp.models import Interrupt, Session
 from wfapp.reports import interrupt_report
 
@@ -64,6 +65,19 @@ class ReassignBody(_Strict):
         min_length=1,
         max_length=50,
         description="Who may answer from now on: user names, and group names with the `group:` prefix.",
+    )
+
+
+class QuestionCommentBody(_Strict):
+    text: str = Field(
+        description=f"The comment: at most {MAX_COMMENT} characters once leading and trailing "
+        "white space is stripped; not empty."
+    )
+
+
+class CommentBody(QuestionCommentBody):
+    question: int | None = Field(
+        None, description="The id of one of the run's questions (`interrupts/{id}`) it is about."
     )
 
 
@@ -170,6 +184,18 @@ class EventPage(Schema):
     next_after: int | None = Field(description="Pass as `after` for more; null when none were left.")
 
 
+class Comment(Schema):
+    seq: int = Field(description="Its seq in the run's log (the `comment` event).")
+    by: str = Field(description="Who wrote it.")
+    at: datetime
+    text: str
+    interrupt_id: str | None = Field(description="The id of the question it is about; null: the run.")
+
+
+class CommentList(Schema):
+    items: list[Comment] = Field(description="Oldest first.")
+
+
 class AnswerResult(Schema):
     question: Question
     run: Run
@@ -223,3 +249,14 @@ def run(session: Session, pending: list[Interrupt], cancelled: dict[str, str]) -
 
 def event(row: dict[str, Any]) -> dict[str, Any]:
     return {**row, "timestamp": datetime.fromtimestamp(row["timestamp"], UTC)}
+
+
+def comment(data: dict[str, Any]) -> dict[str, Any]:
+    """``wfapp.comments.comments``' plain data as the API's ``Comment``."""
+    return {
+        "seq": data["seq"],
+        "by": data["by"],
+        "at": datetime.fromtimestamp(data["at"], UTC),
+        "text": data["text"],
+        "interrupt_id": data["question"],
+    }
