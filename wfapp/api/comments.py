@@ -43,7 +43,7 @@ def _question_comments(user: Any, pk: int) -> dict[str, Any]:
     return {"items": [comment(c) for c in comments.comments(session_id, interrupt_id=interrupt_id)]}
 
 
-async def _add(user: Any, session_id: str, text: str, question: int | None) -> Status:
+async def _add(user: Any, session_id: str, text: str, question: int | None) -> Status[dict[str, Any]]:
     try:
         seq = await comments.add_comment(session_id, text, user=user, interrupt_pk=question)
     except ValueLimitError as refused:

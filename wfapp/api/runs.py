@@ -106,7 +106,7 @@ async def retry(request: HttpRequest, run_id: str, body: RetryBody | None = None
     fields; nothing is written then."""
     user = caller(request)
     await sync_to_async(reads.run_document)(user, run_id)
-    body = body or RetryBody()
+    body = body or RetryBody.model_validate({})
     edited = "input" in body.model_fields_set
     try:
         await services.retry_run(run_id, user=user, node=body.node, node_input=body.input, edited=edited)
