@@ -39,6 +39,7 @@ from .problems import Problem
 
 NUMBER = "[0-9]{1,19}"
 SNAPSHOT = re.compile(rf"({NUMBER}):({NUMBER}):((?:{NUMBER})(?:,{NUMBER})*)?")
+TOKEN = r"^[0-9:,~]+$"  # what a position is made of (``after``'s pattern)
 LIMIT = 2**63  # ids and transaction ids PostgreSQL can compare with
 MAX_TOKEN = 200_000  # characters: a snapshot lists the transactions in flight, rarely more than a few
 

@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from ninja import Schema
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
 from engine.runner import MAX_REASON_CHARS
-from wfapp.comments import MAX_COMMENT
+from wfapp.comments import MAX_COMMENT, clean_text
 from wfapp.models import Interrupt, Session
 from wfapp.reports import interrupt_report
 
@@ -70,9 +70,16 @@ class ReassignBody(_Strict):
 
 class QuestionCommentBody(_Strict):
     text: str = Field(
+        pattern=r"\S",
         description=f"The comment: at most {MAX_COMMENT} characters once leading and trailing "
-        "white space is stripped; not empty."
+        "white space is stripped; not empty.",
     )
+
+    @field_validator("text", mode="before")
+    @classmethod
+    def _comment_text(cls, value: Any) -> Any:
+        # The service's own check (before the pattern, so its message is the one shown).
+        return clean_text(value) if isinstance(value, str) else value
 
 
 class CommentBody(QuestionCommentBody):

@@ -138,6 +138,7 @@ class InboxQuery(Schema):
     after: str | None = Field(
         None,
         max_length=inbox_positions.MAX_TOKEN,
+        pattern=inbox_positions.TOKEN,
         description="Resume after this position: the `id:` of the last change received "
         "(`0`: from the beginning; the `Last-Event-ID` header wins).",
     )
