@@ -12,7 +12,8 @@ id (the ``txid`` column, migration 0012), so the entries a snapshot does not cov
 with ``txid >= xmin`` (an index range) that it does not show committed, whatever their ids. A
 transaction still open when a position was read is never covered by it, and is read on the
 first look after it commits. Snapshots only grow: what one shows committed, every later one
-does too.
+does too. The price: a transaction left open for long holds ``xmin`` back, so each look scans
+the index over every entry written since it began (those it shows committed are skipped).
 
 Within one look the changes are sent in entry id order, each with its own position so that a
 client cut off mid-way resumes after the last one it got: ``BASE~SNAPSHOT~ID`` covers what

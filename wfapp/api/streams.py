@@ -1,5 +1,5 @@
 """Server-Sent Events: a run's events (``id:`` = seq) and the inbox's changes (``id:`` = the
-position of the change, see ``inbox_changes``), both resumable with ``Last-Event-ID``.
+position after the change, see ``inbox_positions``), both resumable with ``Last-Event-ID``.
 
 Both are fed by the doorbells the websockets hear and read what the client has not seen
 from the database, so a lost doorbell or a reconnect loses nothing. A stream opened with an
