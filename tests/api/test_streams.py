@@ -158,7 +158,7 @@ async def test_an_inbox_stream_resumed_after_a_disconnect_gets_every_missed_chan
     await resumed.close()
     again = await _stream(as_bob, f"interrupts/stream?workflow=expense_approval&after={missed[-1].id}")
     replay = await again.until("ready")
-    assert [(f.event, f.id) for f in replay[:1]] == [("closed", after.id)] and len(replay) == 2
+    assert [f.event for f in replay] == ["closed", "ready"]  # (a position says what was read when)
     assert replay[0].data["id"] == second_manager["id"] and replay[-1].data == {"pending": 0}
     assert replay[-1].event == "ready" and replay[-1].id is not None
     await again.close()
