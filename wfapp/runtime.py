@@ -278,7 +278,9 @@ class Runtime:
         held = await sync_to_async(leases.renew)(self.owner, list(self._tasks), self.ttl)
         for session_id, task in list(self._tasks.items()):
             if session_id not in held:
-                logger.warning("lost the lease of run %s; stopping it here", session_id)
+                logger.warning(
+                    "run %s was taken over by another worker (its lease lapsed); stopping it here", session_id
+                )
                 task.cancel()
 
     async def ring_changes(self) -> None:

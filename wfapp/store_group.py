@@ -62,7 +62,11 @@ class GroupCommit:
         self._queue.append(item)
         if self._committing is None:
             self._committing = asyncio.ensure_future(self._commit_queued())
-        await asyncio.shield(item.done)  # a cancelled caller does not cut its commit in half
+        try:
+            await asyncio.shield(item.done)  # a cancelled caller does not cut its commit in half
+        except asyncio.CancelledError:
+            item.done.add_done_callback(_heard)  # its refusal (a lost lease, say) has no one to hear it
+            raise
 
     async def _commit_queued(self) -> None:
         try:
@@ -85,6 +89,11 @@ class GroupCommit:
                         item.done.set_exception(refused)
         finally:
             self._committing = None
+
+
+def _heard(done: asyncio.Future[None]) -> None:
+    if not done.cancelled():
+        done.exception()
 
 
 def _one_per_run(queue: list[_Queued]) -> tuple[list[_Queued], list[_Queued]]:

@@ -225,7 +225,7 @@ def _wf(*args: str) -> str:
     return out.getvalue()
 
 
-def test_the_cli_answer_obeys_assignees_and_the_quorum(alice: User) -> None:
+def test_the_cli_answer_obeys_assignees_and_the_quorum(queue_worker: None, alice: User) -> None:
     """``wf answer --user`` refuses whom the pages refuse: an outsider, an approval twice."""
     for name in ("olaf",):
         person(name)

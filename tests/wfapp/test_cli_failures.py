@@ -12,6 +12,8 @@ from django.core.management.base import CommandError
 from tests.wfapp.test_cli import wf
 from wfapp.models import Event
 
+pytestmark = pytest.mark.usefixtures("queue_worker")  # workers mode: the CLI hands runs to a worker
+
 
 @pytest.fixture(autouse=True)
 def _flows(settings: Any) -> None:

@@ -189,3 +189,17 @@ def test_the_pool_size_comes_from_the_environment(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("WFAPP_DB_POOL_SIZE", "0")  # no pool: each request closes its connection
     config = database(tmp_path / "unused")
     assert config["CONN_MAX_AGE"] == 0 and "pool" not in config.get("OPTIONS", {})
+
+
+async def test_the_notification_job_gives_its_connection_back(postgresql: None) -> None:
+    """The periodic notification job runs in a thread of the loop's executor, which outlives no
+    loop: a connection it kept would be held out of the pool for good (tests/wfapp once ran out)."""
+    from wfapp.worker.notify_tasks import notify
+
+    pool = connection.pool
+    assert pool is not None
+    before = pool.get_stats().get("pool_size", 0) - pool.get_stats().get("pool_available", 0)
+    for _ in range(3):
+        await notify.func(0)
+    stats = pool.get_stats()
+    assert stats.get("pool_size", 0) - stats.get("pool_available", 0) == before

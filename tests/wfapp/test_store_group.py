@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from typing import Any
 
 import pytest
@@ -61,6 +62,33 @@ async def test_a_refused_append_writes_nothing_and_the_rest_of_its_group_commits
     fresh = DjangoEventStore()
     assert await fresh.list_events("a") == []
     assert [e.seq for e in await fresh.list_events("b")] == [1]
+
+
+async def test_a_cancelled_appender_still_hears_its_refusal(grouped: DjangoEventStore) -> None:
+    """A turn cancelled while its batch commits (its lease was lost, say) leaves no unheard error."""
+    await grouped.create_session("a", "wf", None)
+    unheard: list[dict[str, Any]] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _, context: unheard.append(context))
+    try:
+        appending = asyncio.ensure_future(
+            grouped.append("a", stamp("a", 5, [{"kind": "started", "node_path": "wf@1/x@1"}]), expected_seq=4)
+        )
+        await asyncio.sleep(0)  # queued: its commit is under way
+        appending.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await appending
+        group = grouped.group_commit
+        assert group is not None
+        while group.appends == 0:  # the commit finishes and refuses it
+            await asyncio.sleep(0.01)
+        del appending
+        gc.collect()
+        await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(None)
+    assert unheard == []
+    assert await DjangoEventStore().list_events("a") == []
 
 
 async def test_grouping_is_on_by_default_only_for_the_runtimes_stores_on_postgresql(db: None) -> None:

@@ -49,7 +49,7 @@ def runs_page(user: Any, filters: dict[str, Any], cursor: str | None) -> dict[st
     return {
         "items": [schemas.run_summary(s) for s in page.items],
         "next_cursor": page.next_cursor,
-        "partial": page.partial,
+        "partial": False,  # the text search reads every run now; kept for v1 clients
     }
 
 

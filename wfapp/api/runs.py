@@ -50,7 +50,7 @@ class EventQuery(Schema):
 
 @router.get("", response={200: RunPage, **problems(400, 401, 422)}, summary="List runs, newest first")
 async def list_runs(request: HttpRequest, filters: Query[RunFilters]) -> Any:
-    """The same filters as the dashboard's runs list; `partial` says a text search left older runs unread."""
+    """The same filters as the dashboard's runs list (the text search reads every run)."""
     chosen = {
         k: v.isoformat() if isinstance(v, date) else v for k, v in filters.dict(exclude={"after"}).items()
     }

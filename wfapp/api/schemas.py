@@ -173,7 +173,9 @@ class Run(RunSummary):
 class RunPage(Schema):
     items: list[RunSummary]
     next_cursor: str | None = Field(description="Pass as `after` for the next page; null on the last.")
-    partial: bool = Field(False, description="A `text` search read only the newest runs; narrow it by time.")
+    partial: bool = Field(
+        False, description="Always false: a `text` search reads every run (kept for v1 clients)."
+    )
 
 
 class RunEvent(Schema):

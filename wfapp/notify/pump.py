@@ -31,6 +31,14 @@ def _pump_in_thread() -> None:
     pump()
 
 
+def pump_and_close() -> int:
+    """``pump`` in a thread of a pool shared with others: its connection goes back when it ends."""
+    try:
+        return pump()
+    finally:
+        connection.close()
+
+
 async def run_forever() -> None:
     """Pump every ``WFAPP_NOTIFY_SECONDS`` until cancelled; a failed pass is logged and retried."""
     executor = ThreadPoolExecutor(1, thread_name_prefix="wfapp-notify")

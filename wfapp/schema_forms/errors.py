@@ -31,49 +31,47 @@ def _num(value: Any) -> str:
     return str(value)
 
 
+# Constraints whose message only fills in the schema's limit.
+_LIMIT_MESSAGES = {
+    "maxLength": "Enter at most {} characters.",
+    "pattern": "Enter a value in the expected format ({}).",
+    "minimum": "Enter a value of at least {}.",
+    "maximum": "Enter a value of at most {}.",
+    "exclusiveMinimum": "Enter a value greater than {}.",
+    "exclusiveMaximum": "Enter a value less than {}.",
+    "multipleOf": "Enter a multiple of {}.",
+}
+_TYPE_NAMES = {
+    "integer": "a whole number",
+    "number": "a number",
+    "string": "text",
+    "boolean": "true or false",
+    "object": "an object",
+    "array": "a list",
+}
+
+
 def _message(error: ValidationError, widget: Widget | None) -> str:
     v, limit = error.validator, error.validator_value
+    if v in _LIMIT_MESSAGES:
+        return _LIMIT_MESSAGES[str(v)].format(_num(limit))
     if v == "required":
         if widget is not None and widget.kind == "decision":
             return "Choose Approve or Reject."
         return "This field is required."
     if v == "minLength":
         return "This field is required." if limit == 1 else f"Enter at least {limit} characters."
-    if v == "maxLength":
-        return f"Enter at most {limit} characters."
-    if v == "pattern":
-        return f"Enter a value in the expected format ({limit})."
     if v == "format":
         return f"Enter {FORMAT_NAMES.get(str(limit), f'a valid {limit}')}."
-    if v == "minimum":
-        return f"Enter a value of at least {_num(limit)}."
-    if v == "maximum":
-        return f"Enter a value of at most {_num(limit)}."
-    if v == "exclusiveMinimum":
-        return f"Enter a value greater than {_num(limit)}."
-    if v == "exclusiveMaximum":
-        return f"Enter a value less than {_num(limit)}."
-    if v == "multipleOf":
-        return f"Enter a multiple of {_num(limit)}."
     if v in ("enum", "const"):
         return "Choose one of the options."
-    if v == "minItems":
-        return f"Give at least {limit} item{'s' if limit != 1 else ''}."
-    if v == "maxItems":
-        return f"Give at most {limit} item{'s' if limit != 1 else ''}."
+    if v in ("minItems", "maxItems"):
+        return f"Give at {'least' if v == 'minItems' else 'most'} {limit} item{'s' if limit != 1 else ''}."
     if v == "uniqueItems":
         return "Give each item only once."
     if v == "type":
-        names = {
-            "integer": "a whole number",
-            "number": "a number",
-            "string": "text",
-            "boolean": "true or false",
-            "object": "an object",
-            "array": "a list",
-        }
         kinds = limit if isinstance(limit, list) else [limit]
-        return "Enter " + " or ".join(names.get(str(k), str(k)) for k in kinds) + "."
+        return "Enter " + " or ".join(_TYPE_NAMES.get(str(k), str(k)) for k in kinds) + "."
     return error.message
 
 

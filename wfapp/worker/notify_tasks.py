@@ -10,7 +10,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from procrastinate.contrib.django import app
 
-from wfapp.notify.pump import pump
+from wfapp.notify.pump import pump_and_close
 
 from .dispatch import QUEUE
 from .tasks import every_seconds_cron
@@ -27,4 +27,4 @@ def notify_cron() -> str:
 @app.task(name=NOTIFY_TASK, queue=QUEUE, queueing_lock=NOTIFY_TASK, pass_context=False)
 async def notify(timestamp: int) -> int:
     """Collect notices and send the due deliveries; how many were tried."""
-    return int(await sync_to_async(pump, thread_sensitive=False)())
+    return int(await sync_to_async(pump_and_close, thread_sensitive=False)())
