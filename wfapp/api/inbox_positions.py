@@ -8,7 +8,7 @@ transactions commit in any order, so an entry with a lower id can commit after a
 was read (a position "every id up to N" would skip it for good). A position there is instead a
 snapshot, ``pg_current_snapshot()`` of the read that made it (``xmin:xmax:in-flight,...``): it
 covers the entries whose transaction it shows committed. Every entry keeps its transaction's
-id (the ``txid`` column, migration 0012), so the entries a snapshot does not cover are those
+id (the ``txid`` column, migration 0013), so the entries a snapshot does not cover are those
 with ``txid >= xmin`` (an index range) that it does not show committed, whatever their ids. A
 transaction still open when a position was read is never covered by it, and is read on the
 first look after it commits. Snapshots only grow: what one shows committed, every later one

@@ -26,6 +26,6 @@ def _run(statements):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("wfapp", "0011_saved_filters")]
+    dependencies = [("wfapp", "0012_run_search_text")]
 
     operations = [migrations.RunPython(_run(ADD), _run(DROP))]
