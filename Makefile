@@ -10,7 +10,7 @@ PYTHON ?= $(shell for c in python3.14 python3.13 python3.12 python3 \
 	  $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { echo $$p; break; }; \
 	done)
 
-.PHONY: venv test lint typecheck clean run bench bench-tiny
+.PHONY: venv test lint typecheck clean run bench bench-tiny screenshots
 
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -53,6 +53,9 @@ bench-tiny: venv
 	@if [ -n "$$DATABASE_URL" ]; then \
 	  $(PY) -m bench.scaled --tiny --out "$$(mktemp -d)/scaled-tiny.json"; \
 	else echo "bench-tiny: the scaled mode is checked only with DATABASE_URL=postgres://..."; fi
+
+screenshots: venv  # the README's pictures, from the current pages (needs Chromium)
+	WFAPP_SCREENSHOTS=docs/images $(PY) -m pytest -q tests/web/test_readme_images.py
 
 lint: venv
 	$(VENV)/bin/ruff check engine wfapp tests bench

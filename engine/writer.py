@@ -77,7 +77,9 @@ class LogWriter:
 
     def _flush_soon(self) -> None:
         self._kick = None
-        if self._buffer and not self._lock.locked():
+        if self._buffer:
+            # Even while an append is in flight: it took its batch already, and nothing else
+            # would commit these before the next write (a node's "started" waited for its end).
             task = asyncio.ensure_future(self.flush())
             self._background.add(task)
             task.add_done_callback(self._background.discard)

@@ -8,8 +8,9 @@ module knows Django's users and groups:
 - ``refusal``: why a user may not answer a given question (``wfapp.permissions`` asks it);
 - ``row_fields``, ``fold_answer``, ``apply_decision``: the ``Interrupt`` row's assignment
   columns, kept by the store in the transaction of the events they mirror;
-- the inbox's tabs (``for_tab``) and ``decided``, the signal sent once a decision commits
-  (claim, unclaim, reassign, escalate, remind) for notifications to hook onto.
+- the inbox's tabs (``for_tab``) and ``decided``, the signal sent inside each decision's
+  transaction (claim, unclaim, reassign, escalate, remind): notifications record their notice
+  there, so a notice exists exactly when its decision does.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.dispatch import Signal
 from django.utils import timezone
@@ -29,8 +29,10 @@ from engine.human import DEADLINE_ACTOR, GROUP_PREFIX, HumanPolicy, fold_answer,
 
 from .models import Interrupt, InterruptStatus
 
-# Sent after the commit of each decision on a question, with ``session_id``, ``interrupt_id``,
-# ``decision`` (claim, unclaim, reassign, escalate, remind), ``actor`` and ``users``.
+# Sent in the append's transaction of each decision on a question, with ``session_id``,
+# ``interrupt_id``, ``decision`` (claim, unclaim, reassign, escalate, remind), ``actor``, ``users``
+# and ``seq`` (the decision event's). What a receiver writes commits, or rolls back, with it; an
+# exception it raises refuses the decision.
 decided = Signal()
 
 TABS = ("all", "mine", "groups", "unassigned", "overdue")
@@ -140,8 +142,9 @@ def fold_row_answer(
     return resolved, folded
 
 
-def apply_decision(session_id: str, data: dict[str, Any]) -> None:
-    """Mirror one ``assignment`` event's decision on the pending row (in the append's transaction)."""
+def apply_decision(session_id: str, data: dict[str, Any], seq: int) -> None:
+    """Mirror one ``assignment`` event's decision (event ``seq``) on the pending row, then tell
+    ``decided``'s receivers (all in the append's transaction)."""
     rows = Interrupt.objects.filter(
         session_id=session_id, interrupt_id=data.get("interrupt_id"), status=InterruptStatus.PENDING
     )
@@ -170,15 +173,14 @@ def apply_decision(session_id: str, data: dict[str, Any]) -> None:
         changes["timer_at"] = _moment(next_timer(policy, after=float(data.get("at") or 0)))
     if changes:
         Interrupt.objects.filter(pk=row.pk).update(**changes)
-    transaction.on_commit(
-        lambda: decided.send(
-            Interrupt,
-            session_id=session_id,
-            interrupt_id=data.get("interrupt_id"),
-            decision=decision,
-            actor=data.get("actor"),
-            users=users,
-        )
+    decided.send(
+        Interrupt,
+        session_id=session_id,
+        interrupt_id=data.get("interrupt_id"),
+        decision=decision,
+        actor=data.get("actor"),
+        users=users,
+        seq=seq,
     )
 
 

@@ -6,8 +6,8 @@ in the timeline, in ``manage.py wf show`` and in the exported log, and replay pa
 It changes nothing in the run: a waiting run is not woken by it, a running turn folds it in.
 
 Who may comment: whoever may answer the workflow's questions (``wfapp.permissions``); a run one
-may not view does not exist. Bad input (no text, too long, a question not of this run) raises a
-``ValueError`` subclass and appends nothing.
+may not view does not exist. Bad input (no text, too long, a question not of this run) raises
+``CommentError`` (``ValueLimitError`` for text the log cannot keep) and appends nothing.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from engine.events import Interrupt as AskedInterrupt
 from engine.limits import check_input
 
 from .audit import actor_name
-from .errors import BadRequest, RunStateError, UnknownRunError
+from .errors import CommentError, RunStateError, UnknownRunError
 from .models import Event as EventRow
 from .models import Interrupt, Session
 from .permissions import can_answer, can_view, require
@@ -42,17 +42,18 @@ def _target(session_id: str, user: Any, interrupt_pk: int | None) -> tuple[Sessi
     if interrupt_pk is not None:
         question = Interrupt.objects.filter(pk=interrupt_pk, session_id=session_id).first()
         if question is None:
-            raise BadRequest(f"Run {session_id!r} has no question {interrupt_pk}")
+            raise CommentError(f"Run {session_id!r} has no question {interrupt_pk}", "question")
     return session, question
 
 
 def clean_text(text: Any) -> str:
-    """The comment's text, stripped; ``BadRequest`` when empty, too long or unstorable."""
+    """The comment's text, stripped; ``CommentError`` when empty or too long, ``ValueLimitError``
+    when the log cannot keep it."""
     if not isinstance(text, str) or not text.strip():
-        raise BadRequest("A comment needs some text")
+        raise CommentError("A comment needs some text")
     body = str(text).strip()
     if len(body) > MAX_COMMENT:
-        raise BadRequest(f"A comment is at most {MAX_COMMENT} characters; this one has {len(body)}")
+        raise CommentError(f"A comment is at most {MAX_COMMENT} characters; this one has {len(body)}")
     check_input(body, "The comment")
     return body
 
@@ -91,9 +92,16 @@ def _keep_settled(session_id: str, before: int, seq: int) -> None:
     Session.objects.filter(pk=session_id, settled_seq=before, last_seq=seq).update(settled_seq=seq)
 
 
-def comments(session_id: str) -> list[dict[str, Any]]:
-    """The run's comments in log order, as plain data (reports, the API)."""
+def comments(
+    session_id: str, *, interrupt_id: str | None = None, seq: int | None = None
+) -> list[dict[str, Any]]:
+    """The run's comments in log order, as plain data (reports, the API); only those about the
+    question ``interrupt_id``, or only the one at ``seq``, when given."""
     rows = EventRow.objects.filter(session_id=session_id, kind="comment").order_by("seq")
+    if interrupt_id is not None:
+        rows = rows.filter(data__interrupt__id=interrupt_id)
+    if seq is not None:
+        rows = rows.filter(seq=seq)
     return [
         {
             "seq": row.seq,

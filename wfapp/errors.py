@@ -78,6 +78,28 @@ class RunStateError(BadRequest):
     """The run's status does not allow the action (retrying a run that did not fail, say)."""
 
 
+class QuestionClosedError(BadRequest):
+    """A claim, unclaim or reassignment of a question that is no longer pending: answered,
+    withdrawn, superseded or cancelled (before the decision, or while it was being made)."""
+
+    def __init__(self, session_id: str, interrupt_id: str) -> None:
+        self.session_id = session_id
+        self.interrupt_id = interrupt_id
+        super().__init__(
+            f"Question {interrupt_id!r} of run {session_id!r} is no longer pending "
+            "(answered, withdrawn or cancelled); nothing was changed"
+        )
+
+
+class CommentError(BadRequest):
+    """A comment that cannot be kept: no text, too long, or about a question not of its run;
+    ``field`` names what was wrong (``text`` or ``question``)."""
+
+    def __init__(self, message: str, field: str = "text") -> None:
+        self.field = field
+        super().__init__(message)
+
+
 class LeaseLostError(WfappError):
     """Another worker claimed the run; this worker must stop writing to it."""
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import Q, TextField, Value
+from django.db.models.functions import Cast, Concat, Lower
 
 
 class RunStatus(models.TextChoices):
@@ -33,6 +34,17 @@ class Session(models.Model):
     input = models.JSONField(null=True)
     output = models.JSONField(null=True, blank=True)
     error = models.JSONField(null=True, blank=True)  # {"type": ..., "message": ...}
+    # The runs list's text search reads this, kept by the database whenever input or output
+    # change, and indexed by wfapp.search_index (a trigram GIN on PostgreSQL, FTS5 on SQLite).
+    search_text = models.GeneratedField(
+        expression=Lower(
+            Concat(
+                Cast("input", TextField()), Value("\n", output_field=TextField()), Cast("output", TextField())
+            )
+        ),
+        output_field=TextField(),
+        db_persist=True,
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -80,6 +92,15 @@ class Event(models.Model):
     class Meta:
         ordering = ["session", "seq"]
         constraints = [models.UniqueConstraint(fields=["session", "seq"], name="wfapp_event_session_seq")]
+        # The runs list's "answered by, retried by": a page of runs' people without reading their
+        # logs (its condition is spelled out again in wfapp.web.queries.helpers_of).
+        indexes = [
+            models.Index(
+                fields=["session", "seq"],
+                condition=Q(kind__in=["answer", "retry"]),
+                name="wfapp_event_people",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.session_id}#{self.seq} {self.kind} {self.node_path}"

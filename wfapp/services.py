@@ -40,6 +40,7 @@ from .errors import (
     InputValidationError,
     NotAssignedError,
     NotPermitted,
+    QuestionClosedError,
     RejectionReasonError,
     RunStateError,
     UnknownRunError,
@@ -296,7 +297,7 @@ def _decidable(
     row = _pending_row(session_id, interrupt_id)
     if row is None:
         session = _session(session_id)
-        raise UnknownInterruptError(session.pk, [interrupt_id])
+        raise QuestionClosedError(session.pk, interrupt_id)
     if decision == "reassign":
         require(can_reassign(user), user, "reassign questions")
         unknown = assignment.unknown_names_sync(list(users or []))
@@ -323,7 +324,7 @@ async def decide_interrupt(
 
     Raises ``NotPermitted`` (only someone who may answer it claims it; only a holder of
     ``wfapp.reassign_interrupt`` reassigns or unclaims for someone else), ``UnknownRunError``,
-    ``UnknownInterruptError``, ``InputValidationError`` (an unknown user or group),
+    ``QuestionClosedError`` (no longer pending), ``InputValidationError`` (an unknown user or group),
     ``engine.errors.InterruptClaimedError`` (held by someone else: one of two claims wins) or
     ``engine.errors.DecisionError``.
     """
@@ -335,6 +336,8 @@ async def decide_interrupt(
     runner = Runner(get_workflow(session.workflow, session.version or None), store=DjangoEventStore())
     try:
         await runner.decide(session_id, interrupt_id, decision, actor, users=users, force=force)
+    except UnknownInterruptError:  # answered, withdrawn or cancelled meanwhile
+        raise QuestionClosedError(session_id, interrupt_id) from None
     except SessionStateError as refused:
         raise RunStateError(str(refused)) from None
 

@@ -4,8 +4,12 @@ Each operation is one synchronous transaction run in a worker thread (Django has
 transactions in async code): through asgiref's ``sync_to_async`` by default, which joins the
 caller's thread when it was reached from synchronous code (``async_to_sync`` in a view, the
 admin, a test's transaction); or, for callers that own their event loop (the runtime's
-workers, the benchmark), in the store's own long-lived thread, reached with a plain executor
-hand-off: a node's append is on the hot path, and that hand-off costs a third less. An append updates the session row first, conditionally on
+workers, the benchmark), in the stores' own long-lived threads, reached with a plain executor
+hand-off: a node's append is on the hot path, and that hand-off costs a third less. On SQLite
+that is one thread (one writer at a time anyway); on PostgreSQL ``WFAPP_STORE_THREADS``, each
+run's operations in the thread its id picks, so they keep their order while other runs' commits
+proceed beside them (each commit waits for its WAL flush: one thread capped a worker at the
+runs' fixed costs, about ten runs a second). An append updates the session row first, conditionally on
 ``last_seq`` (and on the lease epoch when the store holds a lease), which serialises
 writers to one run on PostgreSQL's row lock and SQLite's IMMEDIATE write lock alike; it then
 inserts the events and keeps the projections (inbox rows, status, output, error, answer
@@ -53,18 +57,33 @@ _CLOSING = frozenset({RunStatus.COMPLETED, RunStatus.CANCELLED})
 
 logger = logging.getLogger(__name__)
 _EVENT_LIST = TypeAdapter(list[Event])
-_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wfapp-store")
+_THREADS: list[ThreadPoolExecutor] = []
+
+
+def _threads() -> list[ThreadPoolExecutor]:
+    if not _THREADS:  # first use: the settings are loaded by then
+        postgres = "postgresql" in settings.DATABASES["default"]["ENGINE"]
+        count = max(1, int(settings.WFAPP_STORE_THREADS)) if postgres else 1
+        _THREADS.extend(ThreadPoolExecutor(1, thread_name_prefix=f"wfapp-store{n}") for n in range(count))
+    return _THREADS
 
 
 async def _in_own_thread[**P, T](fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    return await asyncio.get_running_loop().run_in_executor(_THREAD, functools.partial(fn, *args, **kwargs))
+    """Run ``fn`` in the store thread of the run it names first (the first thread otherwise)."""
+    threads = _threads()
+    first = args[0] if args else None
+    thread = (
+        threads[hash(first) % len(threads)] if isinstance(first, str) and len(threads) > 1 else threads[0]
+    )
+    return await asyncio.get_running_loop().run_in_executor(thread, functools.partial(fn, *args, **kwargs))
 
 
 async def close_connections() -> None:
     """Close the database connections of the threads the stores run in (at shutdown, or
     before a test database is dropped)."""
     await sync_to_async(connections.close_all)()
-    await _in_own_thread(connections.close_all)
+    loop = asyncio.get_running_loop()
+    await asyncio.gather(*(loop.run_in_executor(thread, connections.close_all) for thread in _threads()))
     store_inline.close_all()
 
 
@@ -377,7 +396,7 @@ class DjangoEventStore:
                 self._record_answer(session_id, event)
                 changed = True
             elif event.kind == "assignment" and event.assignment is not None:
-                assignment.apply_decision(session_id, event.assignment)  # claims, escalations, ...
+                assignment.apply_decision(session_id, event.assignment, event.seq)  # claims, escalations, ...
                 changed = True
             elif event.kind in ("error", "completed"):
                 # A failed or finished execution withdraws the questions it asked itself.

@@ -18,7 +18,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic_ai import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, ToolCallPart
+from pydantic import ConfigDict, TypeAdapter
+from pydantic_ai import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.capabilities.abstract import ValidatedToolArgs, WrapToolExecuteHandler
 from pydantic_ai.exceptions import ModelRetry, ToolRetryError
@@ -34,29 +35,36 @@ from .steps import MODEL_STEP, Work, tool_step
 from .streaming import streamed, wants_stream
 
 _VOLATILE = frozenset({"timestamp", "run_id", "conversation_id"})
+_NESTED = (dict, list)
+
+
+# One message at a time, configured as pydantic-ai's ModelMessagesTypeAdapter (the same JSON).
+_MESSAGE: TypeAdapter[ModelMessage] = TypeAdapter(
+    ModelMessage, config=ConfigDict(defer_build=True, ser_json_bytes="base64", val_json_bytes="base64")
+)
 
 
 def dump_message(message: ModelMessage) -> dict[str, Any]:
-    dumped: dict[str, Any] = ModelMessagesTypeAdapter.dump_python([message], mode="json")[0]
+    dumped: dict[str, Any] = _MESSAGE.dump_python(message, mode="json")
     return dumped
 
 
 def load_message(data: dict[str, Any]) -> ModelMessage:
-    return ModelMessagesTypeAdapter.validate_python([data])[0]
+    return _MESSAGE.validate_python(data)
 
 
 def fingerprint(request: dict[str, Any], parameters: ModelRequestParameters) -> str:
     """What identifies a request across replays: its content and the tools offered, not its timestamps."""
 
-    def strip(value: Any) -> Any:
+    def strip(value: Any) -> Any:  # only containers are walked: most values are scalars
         if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k not in _VOLATILE}
-        if isinstance(value, list):
-            return [strip(v) for v in value]
-        return value
+            return {k: strip(v) if type(v) in _NESTED else v for k, v in value.items() if k not in _VOLATILE}
+        return [strip(v) if type(v) in _NESTED else v for v in value]
 
     tools = sorted(t.name for t in (*parameters.function_tools, *parameters.output_tools))
-    text = json.dumps([strip(request), tools], sort_keys=True, default=str)
+    text = json.dumps(
+        [strip(request) if type(request) in _NESTED else request, tools], sort_keys=True, default=str
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -13,6 +13,7 @@ from django.contrib.auth.models import User
 from django.db import connection, connections
 from django.test import AsyncClient
 
+from tests.web.conftest import browser  # noqa: F401  (the dashboard's Chromium, for the docs page)
 from tests.wfapp.conftest import (  # noqa: F401  (fixtures shared with the wfapp tests)
     _close_thread_connections,
     alice,

@@ -13,7 +13,7 @@ from typing import Any
 class Frame:
     event: str
     data: Any
-    id: int | None
+    id: int | str | None  # a run's seq; the inbox's position (a token on PostgreSQL)
 
 
 class Reader:
@@ -61,4 +61,5 @@ def _parse(block: str) -> Frame | None:
     if "data" not in fields:
         return None
     seq = fields.get("id")
-    return Frame(fields.get("event", "message"), json.loads(fields["data"]), int(seq) if seq else None)
+    position = int(seq) if seq and seq.isdigit() else seq or None
+    return Frame(fields.get("event", "message"), json.loads(fields["data"]), position)

@@ -80,4 +80,7 @@ async def test_decisions_on_questions_one_may_not_see_or_that_closed_change_noth
     assert answered.status_code in (200, 202), answered.content
     late = await as_alice.post(f"interrupts/{question['id']}/claim")
     assert late.status_code == 409 and late.json()["type"] == "/api/v1/problems/decision-refused"
+    assert (
+        "'manager-approval' of run" in late.json()["detail"] and "no longer pending" in late.json()["detail"]
+    )
     assert (await Interrupt.objects.aget(pk=question["id"])).claimed_by in ("", None)

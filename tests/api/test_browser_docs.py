@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.web.test_browser import Server, launched_chromium, login, serving
+from tests.web.test_browser import Server, login, serving
 
 
 @pytest.fixture(autouse=True)
@@ -20,12 +20,6 @@ def _close_thread_connections() -> None:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with serving(tmp_path_factory.mktemp("docs")) as live:
         yield live
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with launched_chromium() as launched:
-        yield launched
 
 
 def test_the_docs_page_renders_from_local_files_only(browser: Browser, server: Server) -> None:

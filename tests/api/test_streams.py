@@ -120,7 +120,8 @@ async def test_an_inbox_stream_resumed_after_a_disconnect_gets_every_missed_chan
     assert listed_at is not None and opening[-1].data == {"pending": 2}
     await as_alice.post(f"interrupts/{manager['id']}/answer", {"answer": {"approved": True}})
     closed = await inbox.next()
-    assert (closed.event, closed.data["id"]) == ("closed", manager["id"]) and closed.id > listed_at
+    assert (closed.event, closed.data["id"]) == ("closed", manager["id"])
+    assert closed.id is not None and closed.id != listed_at
     await inbox.close()  # the client goes away; meanwhile:
 
     await as_alice.post(f"interrupts/{finance['id']}/answer", {"answer": {"approved": False}})
@@ -140,7 +141,10 @@ async def test_an_inbox_stream_resumed_after_a_disconnect_gets_every_missed_chan
     assert changes[-2:] == sorted(("closed", pk) for pk in third_asked)
     assert len(changes) == 6 and missed[-1].data == {"pending": 1}
     ids = [f.id for f in missed]
-    assert all(i is not None and i > closed.id for i in ids) and ids == sorted(ids)
+    # One entry (the cancel) closed both of the third run's questions: only the last says it.
+    assert ids[-3] is None and None not in ids[:2] + ids[-2:]
+    given = [i for i in ids[:-1] if i is not None]
+    assert len(set(given)) == len(given) and ids[-1] == ids[-2]  # `ready`: where the last change left it
     assert [f.data["status"] for f in missed[:-1] if f.event == "closed"] == [
         "answered",
         "cancelled",
@@ -150,13 +154,13 @@ async def test_an_inbox_stream_resumed_after_a_disconnect_gets_every_missed_chan
     # Live again: the next change follows; a resume from the list's position gets only it.
     await as_alice.post(f"interrupts/{second_manager['id']}/answer", {"answer": {"approved": True}})
     after = await resumed.next()
-    assert (after.event, after.data["id"]) == ("closed", second_manager["id"]) and after.id > missed[-1].id
+    assert (after.event, after.data["id"]) == ("closed", second_manager["id"]) and after.id != missed[-1].id
     await resumed.close()
     again = await _stream(as_bob, f"interrupts/stream?workflow=expense_approval&after={missed[-1].id}")
     replay = await again.until("ready")
-    assert [(f.event, f.id) for f in replay[:1]] == [("closed", after.id)] and len(replay) == 2
+    assert [f.event for f in replay] == ["closed", "ready"]  # (a position says what was read when)
     assert replay[0].data["id"] == second_manager["id"] and replay[-1].data == {"pending": 0}
-    assert replay[-1].event == "ready" and replay[-1].id is not None and replay[-1].id >= after.id
+    assert replay[-1].event == "ready" and replay[-1].id is not None
     await again.close()
     refused = await as_bob.get("interrupts/stream", **{"Last-Event-ID": "latest"})
     assert refused.status_code == 400 and refused.json()["type"] == "/api/v1/problems/bad-request"

@@ -268,3 +268,19 @@ def test_what_the_limits_accept_round_trips_through_the_log(value: Any) -> None:
         return
     event = Event(kind="answer", answer={"interrupt_id": "i", "value": value})
     assert LOG.validate_json("[" + event.model_dump_json() + "]")[0].answer == event.answer
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=st.lists(json_values, min_size=3, max_size=6)
+    | st.dictionaries(texts, json_values, min_size=3, max_size=6)
+    | st.lists(st.integers() | st.floats() | texts, min_size=3, max_size=40),
+    max_depth=st.integers(1, 8),
+    max_bytes=st.integers(8, 400),
+)
+def test_a_value_judged_by_its_json_text_is_one_the_walk_accepts(
+    value: Any, max_depth: int, max_bytes: int
+) -> None:
+    # The shortcut for larger values may send a value on to the walk, never let one through it refuses.
+    found = limits.find_breach(value, max_depth=max_depth, max_bytes=max_bytes)
+    assert found == limits.walk(value, max_depth=max_depth, max_bytes=max_bytes)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.web.test_browser import SHOTS, Server, login, open_page, serving
+from tests.web.test_browser import Server, expense, login, open_page, open_waiting_run, serving
 
 FLOWS = "tests.web.flows:orders,tests.web.flows:stock_take,tests.web.flows:tally"
 
@@ -35,10 +35,6 @@ def test_a_failed_start_node_is_retried_with_an_edited_input(browser: Browser, s
     expect(failure).to_contain_text("RuntimeError: the ledger refuses 12 of A-1")
     traceback = failure.locator("details.traceback pre")
     expect(traceback).to_be_hidden()  # folded
-    failure.get_by_text("Retry with an edited input (the run's start input)").click()
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.locator("#run-failures").screenshot(path=str(SHOTS / "run-failure.png"))
-    failure.get_by_text("Retry with an edited input (the run's start input)").click()  # fold it again
     failure.locator("details.traceback summary").click()
     expect(traceback).to_contain_text("in post_order")
 
@@ -123,7 +119,6 @@ def test_the_state_as_of_an_event_and_the_changes_between_two(browser: Browser, 
     expect(diff.locator("tr.diff-added", has_text="State › Items › item 2")).to_contain_text("pear")
     expect(diff.locator("tr.diff-changed", has_text="State › Count")).to_contain_text("2")
     expect(page).to_have_url(re.compile(rf"\?at={second}&from={first}$"))
-    panel.screenshot(path=str(SHOTS / "run-compare.png"))
 
     shared = context.new_page()  # the URL is shareable: it opens on the same comparison
     shared.goto(page.url)
@@ -136,12 +131,9 @@ def test_the_state_as_of_an_event_and_the_changes_between_two(browser: Browser, 
 
 
 def test_live_updates_keep_the_selected_event(browser: Browser, server: Server) -> None:
-    run = server.start_run(
-        "expense_approval", {"employee": "Ida", "amount": 700, "category": "travel", "description": "Bus"}
-    )
+    run = expense(server, "Ida", 700)
     context = login(browser, server, "olga")
-    page = open_page(context, f"/runs/{run['run']}/")
-    expect(page.locator("#run-status")).to_have_text("waiting")
+    page = open_waiting_run(context, run)
     link = page.locator("#timeline > li a.seq-link").nth(1)
     link.focus()
     page.keyboard.press("Enter")  # by keyboard
@@ -149,9 +141,7 @@ def test_live_updates_keep_the_selected_event(browser: Browser, server: Server) 
     expect(page.locator("#run-compare h2")).to_have_text(f"State as of #{seq}")
     url = page.url
 
-    server.manage(
-        "wf", "answer", run["run"], "manager-approval", "--answer", '{"approved": true}', "--user", "piet"
-    )
+    server.answer(run, "manager-approval", {"approved": True}, user="piet")
     expect(page.locator("#run-status")).to_have_text("completed")
     expect(page.locator("#timeline")).to_contain_text("Answered by piet")
     expect(page.locator("#run-compare h2")).to_have_text(f"State as of #{seq}")

@@ -11,32 +11,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, WebSocketRoute, expect
 
-from tests.web.test_browser import Server, item, launched_chromium, login, open_page, serving
-
-PHONE = {"width": 375, "height": 667}
+from tests.web.test_browser import PHONE, Server, expense, item, login, open_page, phone, serving
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with serving(tmp_path_factory.mktemp("browser-operator")) as live:
         yield live
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with launched_chromium() as launched:
-        yield launched
-
-
-def expense(server: Server, employee: str, amount: int = 500, user: str | None = None) -> str:
-    node_input = {"employee": employee, "amount": amount, "category": "travel", "description": "Trip"}
-    args = ["wf", "start", "expense_approval", "--input", json.dumps(node_input)]
-    return str(json.loads(server.manage(*args, *(["--user", user] if user else [])))["run"])
 
 
 def deaf_page(context: BrowserContext, path: str) -> Page:
@@ -50,21 +35,6 @@ def deaf_page(context: BrowserContext, path: str) -> Page:
     page.goto(path)
     page.wait_for_function("() => window.htmx !== undefined")
     return page
-
-
-def context_as(browser: Browser, server: Server, username: str, **options: Any) -> BrowserContext:
-    """A logged-in context with its own options (a viewport, a time zone)."""
-    context = login(browser, server, username)
-    cookies = context.cookies()
-    context.close()
-    made = browser.new_context(base_url=server.url, **options)
-    made.add_cookies(cookies)
-    return made
-
-
-def phone(browser: Browser, server: Server, username: str) -> BrowserContext:
-    """A logged-in context on a 375 px wide screen."""
-    return context_as(browser, server, username, viewport=PHONE, is_mobile=True)
 
 
 def test_a_lost_race_keeps_the_question_the_draft_and_the_winners_answer(
@@ -111,7 +81,7 @@ def test_the_question_page_loses_a_race_on_a_phone_keeping_the_draft(
     piet = phone(browser, server, "piet")
     late = deaf_page(piet, f"/interrupts/{pk}/")
     late.get_by_label("Comment").fill("Approved for the fair")
-    server.manage("wf", "answer", run, "manager-approval", "--answer", '{"approved": true}', "--user", "olga")
+    server.answer(run, "manager-approval", {"approved": True}, user="olga")
     late.get_by_role("button", name="Reject").click()
     card = late.locator(f"#interrupt-{pk}")
     expect(card.locator(".notice.conflict")).to_contain_text("Already answered by olga")
@@ -129,7 +99,7 @@ def test_the_question_page_closes_live_keeping_what_was_typed(browser: Browser, 
     pk = item(open_page(olga, "/?q=Nora"), "Nora").get_attribute("id").removeprefix("interrupt-")
     direct = open_page(piet, f"/interrupts/{pk}/")
     direct.get_by_label("Comment").fill("Let me check the receipts")
-    server.manage("wf", "answer", run, "manager-approval", "--answer", '{"approved": true}', "--user", "olga")
+    server.answer(run, "manager-approval", {"approved": True}, user="olga")
     card = direct.locator(f"#interrupt-{pk}")
     expect(card.locator(".closed-status")).to_contain_text("Answered by olga")
     expect(card.locator(".closed-status")).to_contain_text("your draft was not sent")
@@ -159,7 +129,7 @@ def test_a_run_page_that_completes_live_asks_nothing_more(browser: Browser, serv
     olga = login(browser, server, "olga")
     page = open_page(olga, f"/runs/{run}/")
     expect(page.locator("#asks-title")).to_have_text("Waiting for an answer")
-    server.manage("wf", "answer", run, "manager-approval", "--answer", '{"approved": true}', "--user", "piet")
+    server.answer(run, "manager-approval", {"approved": True}, user="piet")
     expect(page.locator("#run-status")).to_have_text("completed")
     expect(page.locator("#asks-title")).to_have_text("Questions")
     expect(page.get_by_text("Waiting for an answer")).to_have_count(0)
@@ -260,7 +230,7 @@ def test_timeline_times_are_the_viewers_with_utc_on_hover_and_details_read_as_wo
     server.manage(
         "wf", "answer", run, "manager-approval", "--answer", '{"approved": true, "comment": "Agreed"}', "--user", "olga"
     )  # fmt: skip
-    tokyo = context_as(browser, server, "olga", timezone_id="Asia/Tokyo")  # UTC+9, all year
+    tokyo = login(browser, server, "olga", timezone_id="Asia/Tokyo")  # UTC+9, all year
     page = open_page(tokyo, f"/runs/{run}/")
     expect(page.locator("#timeline-zone")).to_contain_text("Asia/Tokyo")
     first = page.locator("#timeline time").first

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.web.test_browser import Server, login, open_page, serving
+from tests.web.test_browser import PHONE, Server, expense, login, open_page, phone, serving
 
 
 @pytest.fixture(scope="module")
@@ -86,3 +86,34 @@ def test_select_all_then_approve_answers_every_item_shown(browser: Browser, serv
     expect(inbox.locator(".inbox-item.answered")).to_have_count(4)
     expect(inbox.get_by_label("Select all shown")).not_to_be_checked()
     context.close()
+
+
+def test_the_runs_list_names_who_answered_retried_and_cancelled(
+    browser: Browser, server: Server, tmp_path: Path
+) -> None:
+    unlock = tmp_path / "unlock"
+    failed = server.start_run("web_locked_ledger", {"unlock_file": str(unlock)}, user="olga")["run"]
+    answered, cancelled = expense(server, "Una", user="olga"), expense(server, "Cyd", user="olga")
+    olga = login(browser, server, "olga")
+    runs = open_page(olga, "/runs/")
+    people = {run: runs.locator(f'#run-row-{run} td[data-label="People"]') for run in (failed, answered)}
+    expect(people[answered]).to_have_text("—")
+
+    server.answer(answered, "manager-approval", {"approved": True}, user="piet")  # live, from the CLI
+    unlock.touch()
+    server.manage("wf", "retry", failed, "--user", "olga")
+    server.manage("wf", "cancel", cancelled, "--user", "piet")
+    expect(people[answered]).to_have_text("answered by piet")
+    expect(people[failed]).to_have_text("retried by olga")
+    expect(runs.locator(f"#run-row-{cancelled}")).to_contain_text("cancelled by piet")
+    olga.close()
+
+    small = phone(browser, server, "vera")  # may only look: the list names the same people
+    page = open_page(small, "/runs/")
+    cell = page.locator(f'#run-row-{answered} td[data-label="People"]')
+    expect(cell).to_be_visible()
+    expect(cell).to_have_text("answered by piet")
+    label = cell.evaluate("td => getComputedStyle(td, '::before').content")
+    assert label == '"People"'  # the phone's block of labelled values
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
+    small.close()

@@ -43,7 +43,8 @@ def test_tabs_show_what_is_assigned_to_me_and_my_groups(start_run) -> None:
     assert f'id="interrupt-{manager.pk}"' in everything  # others' questions stay visible
 
     claimed = fay.post(reverse("interrupt-claim", args=[finance.pk]), **HX)
-    assert claimed.status_code == 200 and "Claimed by <strong>fay</strong>" in claimed.content.decode()
+    assert claimed.status_code == 200 and "You hold this" in claimed.content.decode()
+    assert "Claimed by <strong>fay</strong>" in cards(client_for(member("fab", "finance")))  # to others
     assert f'id="interrupt-{finance.pk}"' in cards(fay, tab="mine")
     released = fay.post(reverse("interrupt-unclaim", args=[finance.pk]), **HX)
     assert "Claimed by" not in released.content.decode() and by_id(run, "finance-approval").claimed_by == ""

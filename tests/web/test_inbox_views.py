@@ -138,17 +138,17 @@ def test_answer_without_htmx_redirects(operator_client: Client, start_run) -> No
 def test_bulk_answers_each_item_and_reports(operator_client: Client, start_run, decision: str) -> None:
     runs = [start_run(node_input={**BIG_EXPENSE, "amount": 500, "employee": f"E{i}"}) for i in range(3)]
     rows = [pending(run)[0] for run in runs]
+    reason = {"reason": "Over budget"} if decision == "reject" else {}  # the answer has a field for it
     response = operator_client.post(
-        reverse("bulk-answer"), {"decision": decision, "ids": [str(r.pk) for r in rows]}, **HX
+        reverse("bulk-answer"), {"decision": decision, "ids": [str(r.pk) for r in rows], **reason}, **HX
     )
     assert response.status_code == 200
     html = response.content.decode()
-    verb = "Approved" if decision == "approve" else "Rejected"
-    assert html.count(f"{verb}.") == 3
+    assert html.count("Approved." if decision == "approve" else "Rejected: Over budget") == 3
     for row in rows:
         row.refresh_from_db()
         assert row.status == InterruptStatus.ANSWERED
-        assert row.answer == {"approved": decision == "approve", "comment": ""}
+        assert row.answer == {"approved": decision == "approve", "comment": reason.get("reason", "")}
         assert f'id="interrupt-{row.pk}" hx-swap-oob="true"' in html
 
 

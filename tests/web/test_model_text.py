@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -45,12 +44,6 @@ async def page(run: str, user: User) -> WebsocketCommunicator:
     return comm
 
 
-@pytest.mark.skipif(
-    bool(os.environ.get("REDIS_URL")),
-    reason="known defect: over channels-redis the streamed text does not reach the socket "
-    "(the store's publish from its own thread times out reading Redis); in-memory layer only "
-    "until fixed, see README 'Not built yet'",
-)
 async def test_the_text_streams_into_the_live_line_and_the_log_keeps_only_the_response(
     olga: User,  # noqa: F811 (the fixture imported above)
     tmp_path: Path,

@@ -101,3 +101,49 @@ def test_run_page_with_5000_events(operator_client: Client, long_run, django_ass
     )
     assert 'id="event-4900"' in older.content.decode() and 'id="event-4801"' in older.content.decode()
     assert 'id="event-4800"' not in older.content.decode()
+
+
+@pytest.fixture
+def many_runs(db: None) -> None:
+    """10,000 runs, each answered by someone, every third retried, every fifth cancelled."""
+    Session.objects.bulk_create(
+        Session(
+            id=f"run-{i:05}", workflow="expense_approval", status="cancelled" if i % 5 == 0 else "completed"
+        )
+        for i in range(10_000)
+    )
+    now = time.time()
+
+    def acts(i: int) -> list[Event]:
+        done = [
+            Event(session_id=f"run-{i:05}", seq=1, kind="answer", author=f"person-{i % 7}", timestamp=now)
+        ]
+        if i % 3 == 0:
+            done.append(Event(session_id=f"run-{i:05}", seq=2, kind="retry", author="rita", timestamp=now))
+        if i % 5 == 0:
+            done.append(
+                Event(
+                    session_id=f"run-{i:05}",
+                    seq=3,
+                    kind="status",
+                    author="carl",
+                    timestamp=now,
+                    data={"status": "cancelled"},
+                )
+            )
+        return done
+
+    Event.objects.bulk_create((event for i in range(10_000) for event in acts(i)), batch_size=2000)
+
+
+def test_runs_list_with_10000_runs_names_their_people(
+    operator_client: Client, many_runs, django_assert_max_num_queries
+) -> None:
+    operator_client.get(reverse("runs"))
+    with django_assert_max_num_queries(9):  # two of them: who cancelled, who answered and retried
+        response = operator_client.get(reverse("runs"))
+    html = response.content.decode()
+    assert html.count('<tr id="run-row-') == 50
+    assert html.count("answered by person-") == 50
+    assert html.count("retried by rita") == 17  # run-09999 down to run-09950: every third
+    assert html.count('<span class="by">by carl</span>') == 10

@@ -11,9 +11,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from tests.web.conftest import client_for, make_user, pending
-from wfapp import services
+from wfapp import bulk, services
 from wfapp.errors import RejectionReasonError
-from wfapp.models import Event, InterruptStatus
+from wfapp.models import Event, Interrupt, InterruptStatus
 from wfapp.web import presenter
 
 FLAGGED = {"items": [{"sku": "RED-1", "price": 12, "flagged": True}]}
@@ -109,3 +109,48 @@ async def test_the_api_takes_a_reason(transactional_db: None) -> None:
     )
     assert done.status_code in (200, 202), done.content
     assert done.json()["question"]["answer"] == {"approved": False, "comment": "Receipt missing"}
+
+
+def _bulk_rows(olga: Any, *runs: str) -> tuple[list[int], dict[int, Any]]:
+    rows = [pending(run)[0] for run in runs]
+    return [row.pk for row in rows], {row.pk: row for row in rows}
+
+
+def test_a_bulk_rejection_carries_its_reason_to_each_question(db: None, start_run: Any) -> None:
+    olga = make_user("olga", may_answer=True)
+    expense, flagged = start_run("expense_approval"), start_run("batch_review", FLAGGED)
+    ids, rows = _bulk_rows(olga, expense, flagged)
+    done = bulk.answer(ids, rows, False, user=olga, reason="  Over budget ")
+    assert [(r.ok, r.text.endswith(": Rejected: Over budget")) for r in done] == [(True, True)] * 2
+    [with_field, without] = [Interrupt.objects.get(pk=pk) for pk in ids]
+    assert with_field.answer == {"approved": False, "comment": "Over budget"}  # in the answer
+    assert without.answer == {"approve": False}  # no field for it: the question's comment
+    comments = Event.objects.filter(session_id=flagged, kind="comment").values_list(
+        "data__message", flat=True
+    )
+    assert list(comments) == ["Rejected: Over budget"]
+    entries = presenter.run_context(with_field.session, olga)["entries"]
+    assert any(e.kind == "answer" and "Over budget" in e.detail for e in entries)
+
+
+@pytest.mark.parametrize(
+    ("approve", "reason", "refusal"),
+    [
+        pytest.param(False, "   ", "Rejecting these needs a reason: expense_approval", id="reason-missing"),
+        pytest.param(True, "fine", "A reason goes with a rejection", id="reason-with-approvals"),
+    ],
+)
+def test_a_bulk_decision_with_a_wrong_reason_answers_nothing(
+    db: None, start_run: Any, approve: bool, reason: str, refusal: str
+) -> None:
+    olga = make_user("olga", may_answer=True)
+    ids, rows = _bulk_rows(olga, start_run("batch_review", FLAGGED), start_run("expense_approval"))
+    with pytest.raises(RejectionReasonError, match=refusal):
+        bulk.answer(ids, rows, approve, user=olga, reason=reason)
+    assert [row.status for row in Interrupt.objects.filter(pk__in=ids)] == [InterruptStatus.PENDING] * 2
+    response = client_for(olga).post(
+        "/inbox/bulk/", {"decision": "approve" if approve else "reject", "ids": ids, "reason": reason},
+        HTTP_HX_REQUEST="true",
+    )  # fmt: skip
+    assert response.status_code == 422 and refusal in response.content.decode()
+    assert [row.status for row in Interrupt.objects.filter(pk__in=ids)] == [InterruptStatus.PENDING] * 2

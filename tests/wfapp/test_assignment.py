@@ -21,7 +21,7 @@ from engine.errors import InterruptClaimedError
 from tests.wfapp.helpers import settled, subprocess_env
 from tests.wfapp.human_flows import PATHS
 from wfapp import services
-from wfapp.errors import InputValidationError, NotAssignedError, NotPermitted
+from wfapp.errors import InputValidationError, NotAssignedError, NotPermitted, QuestionClosedError
 from wfapp.models import AnswerAttempt, AttemptOutcome, Event, Interrupt, InterruptStatus
 from wfapp.reports import run_report
 from wfapp.runtime import Runtime
@@ -120,6 +120,10 @@ async def test_two_claims_one_wins_and_the_holder_alone_answers(
     assert (await row(session_id)).claimed_by == ""
     await services.answer_interrupt(session_id, "decide", {"approved": False}, user=other)
     assert (await settled(session_id, "completed")).output["approved"] is False
+    for late in (services.claim_interrupt, services.unclaim_interrupt):  # closed: one error for all callers
+        with pytest.raises(QuestionClosedError, match=r"'decide' of run .* is no longer pending"):
+            await late(session_id, "decide", user=other)
+    assert await decisions(session_id) == [("claim", holder), ("unclaim", holder)]
 
 
 async def test_an_admin_reassigns_and_bad_names_change_nothing(

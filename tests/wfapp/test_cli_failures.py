@@ -14,6 +14,7 @@ from wfapp.models import Event
 
 pytestmark = pytest.mark.usefixtures("queue_worker")  # workers mode: the CLI hands runs to a worker
 
+
 @pytest.fixture(autouse=True)
 def _flows(settings: Any) -> None:
     settings.WFAPP_WORKFLOWS = [*settings.WFAPP_WORKFLOWS, "tests.web.flows:stock_take"]

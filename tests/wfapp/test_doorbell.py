@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from channels.layers import channel_layers, get_channel_layer
+from channels_redis.core import RedisChannelLayer
 
 from engine import Interrupt
 from engine.testing import stamp
@@ -97,3 +98,18 @@ async def test_the_server_rings_for_commits_made_by_other_processes(
     with pytest.raises(TimeoutError):
         async with asyncio.timeout(0.3):
             await layer.receive(runs)
+
+
+async def test_a_listener_idle_longer_than_the_layers_blocking_read_still_hears_the_next_doorbell(
+    transactional_db: None, layer: Any
+) -> None:
+    # channels-redis blocks each receive for brpop_timeout seconds; a Redis read that gave up
+    # as soon (redis-py's default) killed every page that heard nothing for that long.
+    run = await _listen(layer, session_group("idle"))
+    listening = asyncio.ensure_future(layer.receive(run))
+    await asyncio.sleep(RedisChannelLayer.brpop_timeout + 1)
+    assert not listening.done()  # still waiting, not failed
+    store = DjangoEventStore()
+    await store.create_session("idle", "wf", None)
+    async with asyncio.timeout(5):
+        assert _bell("idle", 0) == dict(await listening) | {"ring": None}

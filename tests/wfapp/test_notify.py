@@ -8,6 +8,7 @@ import hashlib
 import hmac
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -17,12 +18,22 @@ from asgiref.sync import async_to_sync, sync_to_async
 from django.contrib.auth.models import Group, User
 from django.core import mail
 from django.core.checks import run_checks
+from django.db import transaction
 from django.utils import timezone
 
-from engine import Runner
+from engine import Event, Runner
 from tests.wfapp.helpers import settled
 from wfapp import services
-from wfapp.models import AnswerLink, Delivery, DeliveryAttempt, Notice, NotifyPreference, WorkflowAccess
+from wfapp.models import (
+    AnswerLink,
+    Delivery,
+    DeliveryAttempt,
+    Interrupt,
+    Notice,
+    NotifyPreference,
+    Session,
+    WorkflowAccess,
+)
 from wfapp.notify import outbox, sending
 from wfapp.notify.pump import pump
 from wfapp.registry import get_workflow
@@ -260,11 +271,47 @@ async def test_assigned_questions_notify_their_assignees_and_a_reassignment_the_
     ]
     assert question == ["bea@example.com"]  # the assignees, not everyone who may answer
     await services.reassign_interrupt(session_id, "decide", ["ann"], user=admin)
-    for _ in range(100):
-        if await Notice.objects.filter(kind="assigned").aexists():
-            break
-        await asyncio.sleep(0.05)
+    # Recorded with the decision: there as soon as it is committed, no thread to wait for.
     assigned = [
         t async for t in Delivery.objects.filter(notice__kind="assigned").values_list("target", flat=True)
     ]
     assert assigned == ["ann@example.com"]
+
+
+def _reassign_in_transaction(session_id: str, users: list[str], *, commit: bool) -> bool:
+    """Append a reassignment in a transaction; whether its notice was there before the commit."""
+    store = DjangoEventStore()
+    last = Session.objects.values_list("last_seq", flat=True).get(pk=session_id)
+    node_path = Interrupt.objects.values_list("node_path", flat=True).get(session_id=session_id)
+    data = {"decision": "reassign", "interrupt_id": "decide", "actor": "root", "users": users}
+    decision = Event(
+        seq=last + 1, session_id=session_id, author="root", node_path=node_path,
+        kind="assignment", timestamp=time.time(), assignment=data,
+    )  # fmt: skip
+    with transaction.atomic():
+        store.append_sync(session_id, [decision], expected_seq=last)
+        seen = Notice.objects.filter(kind="assigned", session_id=session_id).exists()
+        transaction.set_rollback(not commit)
+    return seen
+
+
+async def test_a_decisions_notice_is_in_its_transaction_and_rolls_back_with_it(
+    engine_runtime: Any, settings: Any
+) -> None:
+    from tests.wfapp.human_flows import PATHS as HUMAN
+    from tests.wfapp.test_assignment import person, waiting_run
+
+    settings.WFAPP_WORKFLOWS = [*settings.WFAPP_WORKFLOWS, *HUMAN.values()]
+    ann = await sync_to_async(person)("ann")
+    await sync_to_async(person)("bea", "buyers")
+    await User.objects.filter(username="ann").aupdate(email="ann@example.com")
+    session_id = await waiting_run("assigned", {"assignees": ["group:buyers"]}, ann)
+
+    assert await sync_to_async(_reassign_in_transaction)(session_id, ["ann"], commit=False)
+    assert not await Notice.objects.filter(kind="assigned").aexists()  # rolled back with it
+    assert (await Interrupt.objects.aget(session_id=session_id)).assignees == "|group:buyers|"
+
+    assert await sync_to_async(_reassign_in_transaction)(session_id, ["ann"], commit=True)
+    [notice] = [n async for n in Notice.objects.filter(kind="assigned")]
+    assert notice.session_id == session_id
+    assert [d.target async for d in Delivery.objects.filter(notice=notice)] == ["ann@example.com"]

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from channels_redis.core import RedisChannelLayer
 from django.conf import settings
 from django.db import connection
 
@@ -88,9 +89,11 @@ def test_database_and_channel_layer_come_from_urls(monkeypatch: pytest.MonkeyPat
         "wf",
     )
     layer = channel_layers()["default"]
-    assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer" and layer["CONFIG"]["hosts"] == [
-        "redis://cache:6379/1"
-    ]
+    assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer"
+    (host,) = layer["CONFIG"]["hosts"]
+    assert host["address"] == "redis://cache:6379/1"
+    # A read outlasts the layer's blocking receive (an idle socket must not time out).
+    assert host["socket_timeout"] > RedisChannelLayer.brpop_timeout
 
 
 def test_sqlite_connection_runs_in_wal_mode(transactional_db: None) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import NinjaAPI, Router, Swagger
 
-from . import handlers, interrupts, openapi, runs, streams, workflows
+from . import comments, handlers, interrupts, openapi, runs, streams, workflows
 from .auth import AUTH
 from .problems import TYPES, Problem
 from .requests import JSONBodyParser
@@ -64,6 +64,8 @@ handlers.install(api)
 api.add_router("/workflows", workflows.router)
 api.add_router("/runs", streams.runs_router)
 api.add_router("/runs", runs.router)
+api.add_router("/runs", comments.runs_router)
 api.add_router("/interrupts", streams.inbox_router)
 api.add_router("/interrupts", interrupts.router)
+api.add_router("/interrupts", comments.interrupts_router)
 api.add_router("/problems", problem_router)

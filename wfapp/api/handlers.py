@@ -21,17 +21,20 @@ from engine.errors import (
     InterruptAlreadyAnswered,
     InterruptClaimedError,
     InvalidAnswerError,
+    NotFailedNodeError,
     SessionStateError,
     UnknownInterruptError,
     UnknownSessionError,
     ValueLimitError,
 )
 from wfapp.errors import (
+    CommentError,
     InputValidationError,
     MalformedJSONError,
     NotAssignedError,
     NotPermitted,
     PayloadTooLargeError,
+    QuestionClosedError,
     RejectionReasonError,
     RunStateError,
     UnknownRunError,
@@ -51,6 +54,12 @@ def _location(loc: Any) -> str:
         if source == "body" and parts:
             parts.pop(0)  # the view's parameter name, not part of the document sent
     return ".".join(parts) or "body"
+
+
+def refused_value(exc: ValueLimitError, field: str) -> Problem:
+    """The 422 for a value of the body's ``field`` that the log cannot keep (where in it, too)."""
+    where = f"{field}.{exc.field}" if exc.field else field
+    return invalid([{"field": where, "message": limits.safe_text(str(exc))}])
 
 
 def problem_for(exc: Exception) -> Problem | None:
@@ -85,8 +94,12 @@ def problem_for(exc: Exception) -> Problem | None:
             return invalid(field_errors(exc.field_errors, "input"), "input")
         case ValueLimitError():  # too deep, too large or not storable: the log could not keep it
             return invalid([{"field": exc.field or "body", "message": limits.safe_text(str(exc))}])
+        case NotFailedNodeError():
+            return invalid([{"field": "node", "message": str(exc)}])
         case InvalidAnswerError():
             return invalid(field_errors(exc.field_errors, "answer"), "answer")
+        case CommentError():
+            return invalid([{"field": exc.field, "message": str(exc)}])
         case RejectionReasonError():
             return invalid([{"field": "reason", "message": str(exc)}])
         case InterruptAlreadyAnswered():
@@ -100,7 +113,7 @@ def problem_for(exc: Exception) -> Problem | None:
             )
         case InterruptClaimedError():
             return Problem("claimed", str(exc), claimed_by=exc.holder)
-        case DecisionError():
+        case DecisionError() | QuestionClosedError():
             return Problem("decision-refused", str(exc))
         case RunStateError() | SessionStateError():
             return Problem("run-state", str(exc))

@@ -9,7 +9,6 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Schema
 from pydantic import Field
 
-from engine.errors import UnknownInterruptError
 from wfapp import services
 from wfapp.errors import InputValidationError, NotAssignedError, NotPermitted, UnknownRunError
 
@@ -90,8 +89,6 @@ async def _decide(
         await services.decide_interrupt(session_id, interrupt_id, decision, user=user, users=users)
     except UnknownRunError:
         raise Problem("not-found", f"No question {question_id}.") from None
-    except UnknownInterruptError:  # answered, withdrawn or cancelled meanwhile
-        raise Problem("decision-refused", f"Question {question_id} is no longer pending.") from None
     except InputValidationError as refused:
         errors = [{"field": "to", "message": m} for ms in refused.field_errors.values() for m in ms]
         raise invalid(errors) from None

@@ -132,10 +132,25 @@ def _problem_media_types(schema: dict[str, Any]) -> None:
                     content[MEDIA_TYPE] = content.pop("application/json")
 
 
+def _optional_bodies(schema: dict[str, Any]) -> None:
+    """An optional body (cancel's, retry's) is left out or sent as an object, never as `null`:
+    django-ninja documents it as "the object or null"."""
+    for path_item in schema["paths"].values():
+        for operation in path_item.values():
+            body = operation.get("requestBody")
+            if not body or body.get("required"):
+                continue
+            for media in body.get("content", {}).values():
+                branches = [b for b in media.get("schema", {}).get("anyOf", []) if b.get("type") != "null"]
+                if len(branches) == 1:
+                    media["schema"] = branches[0]
+
+
 def extend(schema: Any) -> Any:
     _workflow_inputs(schema)
     _answer_schemas(schema)
     _problem_media_types(schema)
+    _optional_bodies(schema)
     return schema
 
 

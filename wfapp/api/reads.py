@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from wfapp.web import queries, run_search
+from wfapp.web import presenter, queries, run_search
 from wfapp.web.run_search import BadSearch
 
 from . import schemas
@@ -22,7 +22,7 @@ def run_document(user: Any, session_id: str) -> dict[str, Any]:
     if session is None:
         raise Problem("not-found", f"No run {session_id!r}.")
     pending = queries.pending_for_run(user, session.pk, session.last_seq)
-    return schemas.run(session, pending)
+    return schemas.run(session, pending, presenter.cancelled_by(session))
 
 
 def _cursor(cursor: str | None, id_type: type) -> str | None:
@@ -49,7 +49,7 @@ def runs_page(user: Any, filters: dict[str, Any], cursor: str | None) -> dict[st
     return {
         "items": [schemas.run_summary(s) for s in page.items],
         "next_cursor": page.next_cursor,
-        "partial": page.partial,
+        "partial": False,  # the text search reads every run now; kept for v1 clients
     }
 
 

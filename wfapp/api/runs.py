@@ -11,12 +11,14 @@ from ninja import Query, Router, Schema
 from ninja.responses import Status
 from pydantic import Field
 
+from engine.errors import ValueLimitError
 from wfapp import services
 
 from . import reads
 from .auth import caller
+from .handlers import refused_value
 from .responses import document, problems, with_etag
-from .schemas import EventPage, Run, RunPage
+from .schemas import CancelBody, EventPage, RetryBody, Run, RunPage
 
 router = Router(tags=["runs"])
 DURATION = r"^([0-9]{1,7}[smhd]?)?$"
@@ -48,7 +50,7 @@ class EventQuery(Schema):
 
 @router.get("", response={200: RunPage, **problems(400, 401, 422)}, summary="List runs, newest first")
 async def list_runs(request: HttpRequest, filters: Query[RunFilters]) -> Any:
-    """The same filters as the dashboard's runs list; `partial` says a text search left older runs unread."""
+    """The same filters as the dashboard's runs list (the text search reads every run)."""
     chosen = {
         k: v.isoformat() if isinstance(v, date) else v for k, v in filters.dict(exclude={"after"}).items()
     }
@@ -75,18 +77,39 @@ async def list_events(request: HttpRequest, run_id: str, query: Query[EventQuery
     return with_etag(request, document(EventPage, data))
 
 
-@router.post("/{run_id}/cancel", response={200: Run, **problems(401, 403, 404, 409)}, summary="Cancel a run")
-async def cancel(request: HttpRequest, run_id: str) -> Any:
+@router.post(
+    "/{run_id}/cancel",
+    response={200: Run, **problems(401, 403, 404, 409, 413, 415, 422)},
+    summary="Cancel a run",
+)
+async def cancel(request: HttpRequest, run_id: str, body: CancelBody | None = None) -> Any:
+    """Cancel the run for good; an optional `reason` is kept in its log and shown as `cancelled`."""
     user = caller(request)
     await sync_to_async(reads.run_document)(user, run_id)  # 404 first
-    await services.cancel_run(run_id, user=user)
+    reason = body.reason if body is not None else ""
+    try:
+        await services.cancel_run(run_id, user=user, reason=reason)
+    except ValueLimitError as refused:
+        raise refused_value(refused, "reason") from None
     return await sync_to_async(reads.run_document)(user, run_id)
 
 
-@router.post("/{run_id}/retry", response={202: Run, **problems(401, 403, 404, 409)}, summary="Retry a run")
-async def retry(request: HttpRequest, run_id: str) -> Any:
-    """Run the failed nodes of a failed run again, in the background (202)."""
+@router.post(
+    "/{run_id}/retry",
+    response={202: Run, **problems(401, 403, 404, 409, 413, 415, 422)},
+    summary="Retry a run",
+)
+async def retry(request: HttpRequest, run_id: str, body: RetryBody | None = None) -> Any:
+    """Run the failed nodes of a failed run again, in the background (202): all of them, or
+    only `node`, with `input` as its edited input when given. A `node` that did not fail is a
+    422 naming it and the run's failed nodes; an `input` its schema refuses is a 422 with the
+    fields; nothing is written then."""
     user = caller(request)
     await sync_to_async(reads.run_document)(user, run_id)
-    await services.retry_run(run_id, user=user)
+    body = body or RetryBody.model_validate({})
+    edited = "input" in body.model_fields_set
+    try:
+        await services.retry_run(run_id, user=user, node=body.node, node_input=body.input, edited=edited)
+    except ValueLimitError as refused:
+        raise refused_value(refused, "input") from None
     return Status(202, await sync_to_async(reads.run_document)(user, run_id))

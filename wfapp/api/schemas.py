@@ -9,8 +9,10 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from ninja import Schema
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
+from engine.runner import MAX_REASON_CHARS
+from wfapp.comments import MAX_COMMENT, clean_text
 from wfapp.models import Interrupt, Session
 from wfapp.reports import interrupt_report
 
@@ -35,11 +37,54 @@ class AnswerBody(_Strict):
     )
 
 
+class CancelBody(_Strict):
+    reason: str = Field(
+        "",
+        description=f"Why the run is cancelled: kept in its log and shown as the run's `cancelled`; "
+        f"at most {MAX_REASON_CHARS} characters.",
+    )
+
+
+class RetryBody(_Strict):
+    node: str | None = Field(
+        None,
+        min_length=1,
+        max_length=1000,
+        description="Retry only this failed node (its path, as in the run's `error` events); "
+        "omitted: every failed node.",
+    )
+    input: Any = Field(
+        None,
+        description="The failed `node`'s input from now on (the dashboard's retry with edited "
+        "input), checked against the node's input schema; omitted: the input it failed on.",
+    )
+
+
 class ReassignBody(_Strict):
     to: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
         min_length=1,
         max_length=50,
         description="Who may answer from now on: user names, and group names with the `group:` prefix.",
+    )
+
+
+class QuestionCommentBody(_Strict):
+    text: str = Field(
+        pattern=r"\S",
+        description=f"The comment: at most {MAX_COMMENT} characters once leading and trailing "
+        "white space is stripped; not empty.",
+    )
+
+    @field_validator("text", mode="before")
+    @classmethod
+    def _comment_text(cls, value: Any) -> Any:
+        # The service's own check (before the pattern, so its message is the one shown).
+        return clean_text(value) if isinstance(value, str) else value
+
+
+class CommentBody(QuestionCommentBody):
+    question: int | None = Field(
+        None, description="The id of one of the run's questions (`interrupts/{id}`) it is about."
     )
 
 
@@ -110,17 +155,27 @@ class RunSummary(Schema):
     last_seq: int = Field(description="The seq of the run's latest event.")
 
 
+class Cancellation(Schema):
+    by: str = Field(description='Who cancelled the run ("" when not named).')
+    reason: str = Field(description='Why, as given with the cancel ("" when none).')
+
+
 class Run(RunSummary):
     input: Any
     output: Any
     error: dict[str, Any] | None = Field(description="`{type, message}` when the run failed.")
+    cancelled: Cancellation | None = Field(
+        None, description="Who cancelled the run and why; null unless cancelled."
+    )
     pending: list[Question] = Field(description="Its open questions that you may answer.")
 
 
 class RunPage(Schema):
     items: list[RunSummary]
     next_cursor: str | None = Field(description="Pass as `after` for the next page; null on the last.")
-    partial: bool = Field(False, description="A `text` search read only the newest runs; narrow it by time.")
+    partial: bool = Field(
+        False, description="Always false: a `text` search reads every run (kept for v1 clients)."
+    )
 
 
 class RunEvent(Schema):
@@ -136,6 +191,18 @@ class EventPage(Schema):
     items: list[RunEvent]
     last_seq: int = Field(description="The run's latest seq when this page was read.")
     next_after: int | None = Field(description="Pass as `after` for more; null when none were left.")
+
+
+class Comment(Schema):
+    seq: int = Field(description="Its seq in the run's log (the `comment` event).")
+    by: str = Field(description="Who wrote it.")
+    at: datetime
+    text: str
+    interrupt_id: str | None = Field(description="The id of the question it is about; null: the run.")
+
+
+class CommentList(Schema):
+    items: list[Comment] = Field(description="Oldest first.")
 
 
 class AnswerResult(Schema):
@@ -178,15 +245,27 @@ def run_summary(session: Session) -> dict[str, Any]:
     }
 
 
-def run(session: Session, pending: list[Interrupt]) -> dict[str, Any]:
+def run(session: Session, pending: list[Interrupt], cancelled: dict[str, str]) -> dict[str, Any]:
     return {
         **run_summary(session),
         "input": session.input,
         "output": session.output,
         "error": session.error,
+        "cancelled": cancelled or None,
         "pending": [question(row) for row in pending],
     }
 
 
 def event(row: dict[str, Any]) -> dict[str, Any]:
     return {**row, "timestamp": datetime.fromtimestamp(row["timestamp"], UTC)}
+
+
+def comment(data: dict[str, Any]) -> dict[str, Any]:
+    """``wfapp.comments.comments``' plain data as the API's ``Comment``."""
+    return {
+        "seq": data["seq"],
+        "by": data["by"],
+        "at": datetime.fromtimestamp(data["at"], UTC),
+        "text": data["text"],
+        "interrupt_id": data["question"],
+    }

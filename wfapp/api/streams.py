@@ -1,5 +1,5 @@
 """Server-Sent Events: a run's events (``id:`` = seq) and the inbox's changes (``id:`` = the
-position of the change, see ``inbox_changes``), both resumable with ``Last-Event-ID``.
+position after the change, see ``inbox_positions``), both resumable with ``Last-Event-ID``.
 
 Both are fed by the doorbells the websockets hear and read what the client has not seen
 from the database, so a lost doorbell or a reconnect loses nothing. A stream opened with an
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -20,10 +20,10 @@ from ninja import Query, Router, Schema
 from pydantic import Field
 
 from wfapp.doorbell import INBOX_GROUP, session_group
-from wfapp.models import Interrupt, InterruptStatus, RunStatus
+from wfapp.models import InterruptStatus, RunStatus
 from wfapp.web.queries import LIVE_BATCH
 
-from . import inbox_changes, live, reads, schemas, tokens
+from . import inbox_changes, inbox_positions, live, reads, schemas, tokens
 from .auth import caller
 from .problems import Problem, iso
 from .responses import problems
@@ -40,7 +40,7 @@ def _iso(value: Any) -> str:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-def frame(data: Any, *, event: str | None = None, seq: int | None = None) -> str:
+def frame(data: Any, *, event: str | None = None, seq: object = None) -> str:
     lines = [f"id: {seq}"] if seq is not None else []
     if event:
         lines.append(f"event: {event}")
@@ -60,14 +60,14 @@ async def _revoked(user: Any) -> bool:
     return token_id is not None and not await sync_to_async(tokens.still_active)(token_id)
 
 
-def _sse_resumed_after(last: str) -> dict[str, Any]:
+def _sse_resumed_after(last: str, pattern: str | None = "^[0-9]+$") -> dict[str, Any]:
     """The OpenAPI of a stream that resumes after its ``Last-Event-ID`` header (``last``)."""
     header = {
         "name": "Last-Event-ID",
         "in": "header",
         "required": False,
         "description": f"{last}: the stream resumes after it.",
-        "schema": {"type": "string", "pattern": "^[0-9]+$"},
+        "schema": {"type": "string", **({"pattern": pattern} if pattern else {})},
     }
     return {
         "responses": {"200": {"description": "Server-Sent Events", "content": SSE}},
@@ -135,8 +135,12 @@ async def _run_events(user: Any, session_id: str, after: int) -> AsyncIterator[s
 class InboxQuery(Schema):
     workflow: str = Field("", max_length=200)
     q: str = Field("", max_length=200, description="Text in the question's message.")
-    after: int | None = Field(
-        None, ge=0, description="Resume after this position (the `Last-Event-ID` header wins)."
+    after: str | None = Field(
+        None,
+        max_length=inbox_positions.MAX_TOKEN,
+        pattern=inbox_positions.TOKEN,
+        description="Resume after this position: the `id:` of the last change received "
+        "(`0`: from the beginning; the `Last-Event-ID` header wins).",
     )
 
 
@@ -144,84 +148,76 @@ class InboxQuery(Schema):
     "/stream",
     response={200: None, **problems(400, 401, 422)},
     summary="Stream the inbox's changes (SSE)",
-    openapi_extra=_sse_resumed_after("The position of the last change received"),
+    openapi_extra=_sse_resumed_after("The position of the last change received", pattern=None),
 )
 async def inbox_stream(request: HttpRequest, filters: Query[InboxQuery]) -> StreamingHttpResponse:
     """The pending questions you may answer (`event: pending` each, then `event: ready`), then changes.
 
     A new question is `event: pending`; one that is answered, superseded, withdrawn or cancelled
-    is `event: closed` with its final state. Each change's `id:` is its position: the id of the
-    log entry that made it, growing across all runs (`ready` carries the position the list
-    covers). With `Last-Event-ID` (or `?after=`) the stream sends the changes after that
-    position, oldest first, then `event: ready`, instead of the list.
+    is `event: closed` with its final state. Each change's `id:` is the stream's position after
+    it: an opaque token (`ready` carries the position the list covers; a change with no `id:`
+    is followed by another made by the same log entry). With `Last-Event-ID` (or `?after=`) the
+    stream sends every change after that position, oldest first, each once, then `event:
+    ready`, instead of the list: also changes whose transaction committed late, after others
+    that began later.
     """
     header = request.headers.get("Last-Event-ID", "").strip()
-    resume = _resume_from(request, filters.after or 0) if header or filters.after is not None else None
+    text = header or filters.after
+    resume = await sync_to_async(inbox_positions.parse)(text) if text else None
     return _streaming(_inbox_events(caller(request), filters.workflow, filters.q, resume))
+
+
+START = inbox_positions.Upto(0)
 
 
 @dataclass
 class _Inbox:
-    """One inbox stream's state: its position and the pending questions it has shown (id: run)."""
+    """One inbox stream's state: the position it has sent the changes up to."""
 
     user: Any
     workflow: str
     q: str
-    position: int = 0
-    shown: dict[int, str] = field(default_factory=dict)
+    position: inbox_positions.Position = START
 
-    def _pending(self, session_id: str | None = None) -> list[Interrupt]:
-        rows = inbox_changes.matching(self.user, self.workflow, self.q).filter(status=InterruptStatus.PENDING)
-        if session_id is not None:
-            rows = rows.filter(session_id=session_id)
-        return list(rows.order_by("created_at", "id"))
-
-    def open(self, resume: int | None) -> list[str]:
+    def open(self, resume: inbox_positions.Position | None) -> list[str]:
         """The frames that open the stream: the list, or the changes after ``resume``; then ``ready``."""
         with inbox_changes.snapshot():
-            top = inbox_changes.horizon()
+            now = inbox_positions.current()
             if resume is None:
-                self.position = top
-                pending = self._pending()
-                frames = [frame(schemas.question(row), event="pending") for row in pending]
+                frames = [frame(schemas.question(row), event="pending") for row in self._pending()]
+                self.position = now
             else:
-                self.position = max(resume, top)
-                changes = inbox_changes.after(self.user, self.workflow, self.q, resume, top)
-                frames = [self._frame(c.question, c.kind, c.position) for c in changes]
-                pending = self._pending()
-        self.shown = {row.pk: row.session_id for row in pending}
-        return [*frames, frame({"pending": len(self.shown)}, event="ready", seq=self.position)]
+                self.position = resume
+                frames = self._changes(now)
+            count = self._pending().count()
+        return [*frames, frame({"pending": count}, event="ready", seq=str(self.position))]
 
-    def look(self, session_id: str | None) -> list[str]:
-        """The changes since the last look; then stragglers (see ``inbox_changes``) of the run a
-        doorbell named, or of every run when none did."""
+    def look(self) -> list[str]:
+        """The changes since the last look (every entry committed since, whatever its id)."""
         with inbox_changes.snapshot():
-            top = inbox_changes.horizon()
-            changes = inbox_changes.after(self.user, self.workflow, self.q, self.position, top)
-            frames = [self._frame(c.question, c.kind, c.position) for c in changes]
-            self.position = max(self.position, top)
-            for change in changes:
-                if change.kind == "pending" and change.question.status == InterruptStatus.PENDING:
-                    self.shown[change.question.pk] = change.question.session_id
-                elif change.kind == "closed":
-                    self.shown.pop(change.question.pk, None)
-            now = {row.pk: row for row in self._pending(session_id)}
-            late = [row for pk, row in now.items() if pk not in self.shown]
-            gone = [pk for pk, run in self.shown.items() if (session_id in (None, run)) and pk not in now]
-            closed = list(inbox_changes.matching(self.user, "", "").filter(pk__in=gone).order_by("pk"))
-        for row in late:
-            self.shown[row.pk] = row.session_id
-            frames.append(self._frame(row, "pending", self.position))
-        for row in closed:
-            del self.shown[row.pk]
-            frames.append(self._frame(row, "closed", self.position))
+            return self._changes(inbox_positions.current())
+
+    def _pending(self) -> Any:
+        rows = inbox_changes.matching(self.user, self.workflow, self.q).filter(status=InterruptStatus.PENDING)
+        return rows.order_by("created_at", "id")
+
+    def _changes(self, now: inbox_positions.Plain) -> list[str]:
+        frames = []
+        for batch in inbox_positions.since(self.position, now):
+            changes = inbox_changes.after(self.user, self.workflow, self.q, batch.entries)
+            for number, change in enumerate(changes):
+                last = number == len(changes) - 1
+                shared = not last and changes[number + 1].entry == change.entry
+                # Changes made by one entry share its position: only the last of them says it.
+                position = None if shared else (batch.then if last else batch.at(change.entry))
+                frames.append(frame(schemas.question(change.question), event=change.kind, seq=position))
+        self.position = now
         return frames
 
-    def _frame(self, row: Interrupt, kind: str, position: int) -> str:
-        return frame(schemas.question(row), event=kind, seq=position)
 
-
-async def _inbox_events(user: Any, workflow: str, q: str, resume: int | None) -> AsyncIterator[str]:
+async def _inbox_events(
+    user: Any, workflow: str, q: str, resume: inbox_positions.Position | None
+) -> AsyncIterator[str]:
     inbox = _Inbox(user, workflow, q)
     async with live.doorbells(INBOX_GROUP) as bell:
         yield "retry: 2000\n\n"
@@ -232,9 +228,7 @@ async def _inbox_events(user: Any, workflow: str, q: str, resume: int | None) ->
             if await _revoked(user):
                 yield _revoked_frame()
                 return
-            # A doorbell names its run: look for stragglers there only; when idle, everywhere.
-            run = str(rang.get("session_id", "")) if rang else None
-            for change in await sync_to_async(inbox.look)(run):
+            for change in await sync_to_async(inbox.look)():
                 yield change
             if rang is None:
                 yield ": keep-alive\n\n"

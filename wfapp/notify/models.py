@@ -2,7 +2,8 @@
 (``DeliveryAttempt``); a user's preference; the single-use answer links the mails carry.
 
 All of it is written outside the runs' hot path (``wfapp.notify.outbox`` collects notices from
-the inbox and the runs afterwards) and is visible in the admin.
+the inbox and the runs afterwards; a decision on a question records its notice in its own
+transaction, ``wfapp.notify.triggers``) and is visible in the admin.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 ``collect`` looks at the inbox and the runs after the fact (nothing in the answer or turn path
 waits for it): each pending question asked since the last look becomes a ``question`` notice,
 each failed run a ``failed`` notice. ``post`` records any notice (the team features' assigned,
-escalated and overdue ones call it too). A notice's ``key`` is unique, so however many
+escalated and overdue ones call it too, in their decision's transaction). A notice's ``key`` is unique, so however many
 processes collect at once each notice and its deliveries are written once.
 
 Recipients: the users named (``recipients=``), else the question's assignees when it has any

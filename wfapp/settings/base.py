@@ -117,6 +117,9 @@ WFAPP_WORKER_GRACE_SECONDS = float(os.environ.get("WFAPP_WORKER_GRACE_SECONDS", 
 WFAPP_LEASE_SECONDS = float(os.environ.get("WFAPP_LEASE_SECONDS", "30"))
 # How often the runtime looks for runs that need taking up (crashed owners, answers given offline).
 WFAPP_SWEEP_SECONDS = float(os.environ.get("WFAPP_SWEEP_SECONDS", "5"))
+# On PostgreSQL the runtime's stores commit in this many threads (each run keeps to one of them,
+# so its operations stay in order); on SQLite, one writer at a time, always one.
+WFAPP_STORE_THREADS = int(os.environ.get("WFAPP_STORE_THREADS", "4"))
 # Answers and start inputs larger than this (in bytes of JSON) are refused before parsing.
 WFAPP_MAX_ANSWER_BYTES = int(os.environ.get("WFAPP_MAX_ANSWER_BYTES", str(64 * 1024)))
 # How long the API remembers an Idempotency-Key's first result (the sweeps purge older ones).

@@ -11,6 +11,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 RUNTIME_MODES = ("embedded", "workers")
+REDIS_TIMEOUT = 5  # seconds a Redis command may take beyond the time it blocks for
 
 SQLITE_OPTIONS = {
     # IMMEDIATE takes the write lock at BEGIN, so two writers queue on the busy timeout
@@ -85,10 +86,20 @@ def channel_layers() -> dict[str, Any]:
     """Redis (channels-redis) when ``REDIS_URL`` is set, else the in-memory layer."""
     url = os.environ.get("REDIS_URL", "")
     if url:
+        from channels_redis.core import RedisChannelLayer
+
+        # A socket's receive blocks in BZPOPMIN for ``brpop_timeout`` (5) seconds; redis-py 8 stops
+        # reading after 5 seconds by default, so a socket idle that long died ("Timeout reading
+        # from ...") and heard nothing more. A read may take the block plus a margin.
+        host = {
+            "address": url,
+            "socket_timeout": RedisChannelLayer.brpop_timeout + REDIS_TIMEOUT,
+            "socket_connect_timeout": REDIS_TIMEOUT,
+        }
         return {
             "default": {
                 "BACKEND": "channels_redis.core.RedisChannelLayer",
-                "CONFIG": {"hosts": [url], "prefix": os.environ.get("WFAPP_REDIS_PREFIX", "wfapp")},
+                "CONFIG": {"hosts": [host], "prefix": os.environ.get("WFAPP_REDIS_PREFIX", "wfapp")},
             }
         }
     return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}

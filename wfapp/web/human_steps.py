@@ -1,15 +1,21 @@
-"""What an inbox card shows of a question's human steps: assignees, holder, due time, quorum."""
+"""What an inbox card shows of a question's human steps: assignees, holder, due time, quorum.
+
+It is shown to one viewer: the holder reads "You hold this" where others read who holds it,
+and only the holder (or someone who may reassign) is offered to release it.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.urls import reverse
 from django.utils import timezone
 
 from wfapp.assignment import decode
 from wfapp.models import Interrupt
+from wfapp.permissions import can_reassign
 
 # The inbox's tabs, in order: (value of ?tab=, label).
 INBOX_TABS = (
@@ -24,6 +30,7 @@ INBOX_TABS = (
 @dataclass(frozen=True)
 class HumanView:
     row: Interrupt
+    viewer: Any = None  # the user the card is rendered for (None: someone not logged in)
 
     @property
     def assignees(self) -> list[str]:
@@ -32,6 +39,21 @@ class HumanView:
     @property
     def claimed_by(self) -> str:
         return self.row.claimed_by
+
+    @property
+    def mine(self) -> bool:
+        """Whether the viewer holds the question."""
+        viewer = self.viewer
+        return (
+            viewer is not None and bool(self.row.claimed_by) and self.row.claimed_by == viewer.get_username()
+        )
+
+    @property
+    def may_release(self) -> bool:
+        """Whether the viewer is offered to release the claim: theirs, or they may reassign."""
+        return (
+            bool(self.row.claimed_by) and self.viewer is not None and (self.mine or can_reassign(self.viewer))
+        )
 
     @property
     def due_at(self) -> datetime | None:

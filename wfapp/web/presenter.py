@@ -48,6 +48,7 @@ class AskView:
     payload: list[Row] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the asking step told the user first
     post_url: str = ""  # where the form posts, when not the dashboard's answer URL (an answer link)
+    viewer: Any = None  # the user it is shown to (who holds it reads differently)
 
     @property
     def dom_id(self) -> str:
@@ -68,18 +69,24 @@ class AskView:
     @property
     def human(self) -> HumanView:
         """Assignees, holder, due time and quorum (issue 17)."""
-        return HumanView(self.row)
+        return HumanView(self.row, self.viewer)
 
 
 def ask_view(
-    row: Interrupt, data: Any = None, *, allow_bulk: bool = True, notes: list[str] | None = None
+    row: Interrupt,
+    data: Any = None,
+    *,
+    allow_bulk: bool = True,
+    notes: list[str] | None = None,
+    viewer: Any = None,
 ) -> AskView:
-    """The view of one interrupt; `allow_bulk` offers the bulk checkbox (the inbox has the bulk form)."""
+    """The view of one interrupt for `viewer`; `allow_bulk` offers the bulk checkbox (the inbox
+    has the bulk form)."""
     form = SchemaForm(row.response_schema, data=data, id_prefix=f"i{row.pk}-")
     bulk = allow_bulk and bulk_decision(row.response_schema) is not None
     if notes is None:
         notes = messages_before([row]).get(row.pk, [])
-    return AskView(row, form, bulk, rows(row.payload, "Details"), notes)
+    return AskView(row, form, bulk, rows(row.payload, "Details"), notes, viewer=viewer)
 
 
 MAX_NOTES = 5  # messages shown with a question: the latest ones
@@ -136,9 +143,19 @@ def answer_data(row: Interrupt, posted: Any) -> tuple[Any, str | None]:
     return data, str(posted.get("_reason", ""))
 
 
-def ask_views(rows: list[Interrupt], *, allow_bulk: bool = True) -> list[AskView]:
+MAX_HELD = 50  # pending cards of one run a live update re-renders the human steps of
+
+
+def held_views(rows: Any, viewer: Any) -> list[AskView]:
+    """Pending questions whose human steps (holder, quorum, assignees) a live update re-renders
+    for ``viewer``: only that part of each card, so a half-typed answer stays as it is."""
+    pending = rows.filter(status=InterruptStatus.PENDING).order_by("pk")[:MAX_HELD]
+    return [ask_view(row, notes=[], viewer=viewer) for row in pending]
+
+
+def ask_views(rows: list[Interrupt], *, allow_bulk: bool = True, viewer: Any = None) -> list[AskView]:
     notes = messages_before(rows)  # one query for every card
-    return [ask_view(row, allow_bulk=allow_bulk, notes=notes.get(row.pk, [])) for row in rows]
+    return [ask_view(row, allow_bulk=allow_bulk, notes=notes.get(row.pk, []), viewer=viewer) for row in rows]
 
 
 @dataclass
@@ -252,11 +269,21 @@ def graph_fragment(user: Any, session_id: str, expanded: frozenset[str]) -> str:
     return render_to_string("wfapp/run.html#graph", context)
 
 
-def with_actors(runs: list[Session]) -> list[Session]:
+def with_canceller(runs: list[Session]) -> list[Session]:
     """Give each run a `cancelled_by` (who cancelled it, "" if nobody did or nobody was named)."""
     cancelled = queries.cancelled_by([r.pk for r in runs if r.status == RunStatus.CANCELLED])
     for run in runs:
         setattr(run, "cancelled_by", cancelled.get(run.pk, ""))  # noqa: B010  # a display attribute
+    return runs
+
+
+def with_actors(runs: list[Session]) -> list[Session]:
+    """Runs-list rows: `cancelled_by`, and `answered_by` and `retried_by` (lists of people)."""
+    helpers = queries.helpers_of([r.pk for r in runs])
+    for run in with_canceller(runs):
+        acted = helpers.get(run.pk, {})
+        setattr(run, "answered_by", acted.get("answered", []))  # noqa: B010
+        setattr(run, "retried_by", acted.get("retried", []))  # noqa: B010
     return runs
 
 
@@ -278,7 +305,7 @@ def cancelled_by(session: Session) -> dict[str, str]:
 
 def result_context(session: Session, user: Any) -> dict[str, Any]:
     """The run's status-dependent parts: actions (those `user` may take), state, output, input."""
-    with_actors([session])
+    with_canceller([session])
     state = fold_state(queries.state_deltas(session.pk))
     return {
         "cancelled": cancelled_by(session),
@@ -315,7 +342,7 @@ def run_context(
     return {
         **result_context(session, user),
         "graph": run_graph(session, expanded, status),
-        "asks": ask_views(queries.pending_for_run(user, session.pk, last_seq), allow_bulk=False),
+        "asks": ask_views(queries.pending_for_run(user, session.pk, last_seq), allow_bulk=False, viewer=user),
         "entries": entries(latest, session),
         "older_before": older,
         "last_seq": last_seq,
@@ -389,7 +416,7 @@ def run_update(
     if "interrupt" in kinds:
         asked = [r["seq"] for r in rows if r["kind"] == "interrupt"]
         fresh = list(visible.filter(request_seq__in=asked, status=InterruptStatus.PENDING))
-        context["new_asks"] = ask_views(fresh, allow_bulk=False)
+        context["new_asks"] = ask_views(fresh, allow_bulk=False, viewer=user)
         update.opened = {row.pk for row in fresh}
     # Answers in this batch close their cards; so does anything the page shows that stopped pending.
     closing = Q(status=InterruptStatus.ANSWERED, answer_seq__gt=after, answer_seq__lte=last)
@@ -399,6 +426,10 @@ def run_update(
         closed = list(visible.filter(closing).exclude(pk__in=update.opened))
         context["closed_asks"] = closed_views(closed)
         update.closed = {row.pk for row in closed}
+    still_open = (showing or set()) - update.closed
+    if kinds & {"assignment", "answer"} and still_open:
+        # A claim, a release, a reassignment or a quorum's approval by anyone: who holds what.
+        context["held_asks"] = held_views(visible.filter(pk__in=still_open), user)
     if kinds & {"started", "completed", "interrupt", "answer", "error"}:
         # The agents' conversations, when they moved (no query for a run without agents).
         shown = transcripts(session_id, status, live)
@@ -423,6 +454,15 @@ def transcripts_fragment(session_id: str, live: Mapping[str, str]) -> tuple[str,
     return html, {t.thinking for t in shown if t.thinking}
 
 
+def _matching(rows: Any, filters: dict[str, Any]) -> Any:
+    """``rows`` narrowed to the inbox page's workflow and message search."""
+    if filters.get("workflow"):
+        rows = rows.filter(workflow=filters["workflow"])
+    if filters.get("q"):
+        rows = rows.filter(message__icontains=filters["q"])
+    return rows
+
+
 def inbox_update(
     user: Any,
     filters: dict[str, Any],
@@ -434,7 +474,8 @@ def inbox_update(
     closed_since: Any = None,
     doorbell: counts.Doorbell | None = None,
 ) -> tuple[str, set[int]]:
-    """Fragments bringing an inbox up to date: new items appear, answered ones close.
+    """Fragments bringing an inbox up to date: new items appear, answered ones close, and the
+    run's pending ones show who holds them and who approved them now.
 
     New means pending, newer than what the page was rendered with (`watermark`, the highest
     interrupt id then) and not sent yet. A doorbell narrows the search to its run and closes
@@ -444,11 +485,8 @@ def inbox_update(
     visible = queries.answerable(user)
     if session_id is not None:
         visible = visible.filter(session_id=session_id)
-    fresh = visible.filter(status=InterruptStatus.PENDING, pk__gt=watermark).exclude(pk__in=sent)
-    if filters.get("workflow"):
-        fresh = fresh.filter(workflow=filters["workflow"])
-    if filters.get("q"):
-        fresh = fresh.filter(message__icontains=filters["q"])
+    fresh = _matching(visible.filter(status=InterruptStatus.PENDING, pk__gt=watermark), filters)
+    fresh = fresh.exclude(pk__in=sent)
     tab = filters.get("tab", "all")
     fresh = assignment.for_tab(fresh, user, tab)
     visible = visible.select_related("session")
@@ -458,8 +496,14 @@ def inbox_update(
     if session_id is not None:
         closing |= Q(status__in=WITHDRAWN)
     new_rows = list(fresh.order_by("created_at", "id")[: queries.INBOX_PAGE])
+    held: list[AskView] = []
+    if session_id is not None:
+        # A doorbell for one run: its cards the page shows may have a new holder or approval.
+        shown = (Q(pk__lte=watermark) | Q(pk__in=sent)) & ~Q(pk__in={r.pk for r in new_rows})
+        held = held_views(_matching(visible.filter(shown), filters), user)
     context = {
-        "new_asks": ask_views(new_rows),
+        "new_asks": ask_views(new_rows, viewer=user),
+        "held_asks": held,
         "closed_asks": closed_views(list(visible.filter(closing).order_by("-pk")[:50])),
         "newest": bool(filters.get("newest")),
         "pending_count": counts.pending_count(user, doorbell),
@@ -481,7 +525,7 @@ def inbox_list(user: Any, filters: dict[str, Any], watermark: int) -> str:
     """The whole inbox list again (after a reconnect), out of band."""
     page = queries.inbox_page(user, up_to=watermark, **filters)
     context = {
-        "asks": ask_views(page.items),
+        "asks": ask_views(page.items, viewer=user),
         "page": page,
         "filters": filters,
         "oob": True,
@@ -490,12 +534,16 @@ def inbox_list(user: Any, filters: dict[str, Any], watermark: int) -> str:
     return render_to_string("wfapp/inbox.html#list", context) + badge_fragment(user)
 
 
-def question_update(user: Any, pk: int) -> str:
-    """A question's own page: its closed card, out of band, once it is no longer pending (else "")."""
+def question_update(user: Any, pk: int) -> tuple[str, bool]:
+    """A question's own page, out of band: its closed card once it is no longer pending (and
+    True), else its human steps as they are now for ``user`` (and False)."""
     row = queries.visible_interrupt(user, pk)
-    if row is None or row.status == InterruptStatus.PENDING:
-        return ""
-    return render_to_string("wfapp/inbox.html#closed", {"closed": ClosedView(row), "oob": True})
+    if row is None:
+        return "", False
+    if row.status == InterruptStatus.PENDING:
+        context = {"ask": ask_view(row, notes=[], viewer=user), "reassign": permissions.can_reassign(user)}
+        return render_to_string("wfapp/inbox.html#human_oob", context), False
+    return render_to_string("wfapp/inbox.html#closed", {"closed": ClosedView(row), "oob": True}), True
 
 
 def runs_update(

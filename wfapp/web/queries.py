@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import F, Q, QuerySet
+from django.db.models import BooleanField, F, Q, QuerySet
+from django.db.models.expressions import RawSQL
 
 from wfapp import assignment
 from wfapp.models import Event, Interrupt, InterruptStatus, Session
@@ -37,7 +38,6 @@ class Page:
     items: list[Any]
     next_cursor: str | None
     count: int | None = None
-    partial: bool = False  # some rows were left unread (a bounded search)
 
 
 def encode_cursor(*parts: Any) -> str:
@@ -170,11 +170,8 @@ def pending_for_run(user: Any, session_id: str, up_to_seq: int) -> list[Interrup
 
 
 def runs_page(user: Any, search: RunSearch | None = None, *, cursor: str | None = None) -> Page:
-    """Runs `user` may see, newest first, filtered (`run_search`), one keyset page.
-
-    `Page.partial` says that a text search left runs older than its scope unread.
-    """
-    rows, partial = run_search.apply(visible_runs(user).select_related("created_by"), search or RunSearch())
+    """Runs `user` may see, newest first, filtered (`run_search`), one keyset page."""
+    rows = run_search.apply(visible_runs(user).select_related("created_by"), search or RunSearch())
     after = decode_cursor(cursor, 2)
     moment = _moment(after[0]) if after else None
     if after and moment is not None:
@@ -183,7 +180,7 @@ def runs_page(user: Any, search: RunSearch | None = None, *, cursor: str | None 
     more = len(items) > RUNS_PAGE
     items = items[:RUNS_PAGE]
     next_cursor = encode_cursor(items[-1].created_at, items[-1].pk) if more else None
-    return Page(items, next_cursor, partial=partial)
+    return Page(items, next_cursor)
 
 
 def cancelled_by(session_ids: list[str]) -> dict[str, str]:
@@ -197,6 +194,33 @@ def cancelled_by(session_ids: list[str]) -> dict[str, str]:
         .values_list("session_id", "author")
     )
     return dict(found)  # the latest cancellation wins (there is only one)
+
+
+def helpers_of(session_ids: list[str]) -> dict[str, dict[str, list[str]]]:
+    """Run id -> {"answered": [...], "retried": [...]}: who did so, first time first (one query).
+
+    Reads only the runs' answer and retry events, through the partial index that holds them.
+    """
+    if not session_ids:
+        return {}
+    found: dict[str, dict[str, list[str]]] = {}
+    rows = (
+        Event.objects.filter(_HUMAN, session_id__in=session_ids)
+        .exclude(author__in=("", ANONYMOUS_ACTOR))
+        .order_by("session_id", "seq")
+        .values_list("session_id", "kind", "author")
+    )
+    for session_id, kind, author in rows:
+        names = found.setdefault(session_id, {"answered": [], "retried": []})[_ACTION[kind]]
+        if author not in names:
+            names.append(author)
+    return found
+
+
+_ACTION = {"answer": "answered", "retry": "retried"}  # the people's actions a runs list names
+# The kinds written out, not bound: SQLite uses a partial index only when the query's terms
+# match its condition literally (`kind IN (?, ?)` would read every event of each run).
+_HUMAN = RawSQL("kind IN ('answer', 'retry')", (), output_field=BooleanField())
 
 
 def get_run(user: Any, session_id: str) -> Session | None:

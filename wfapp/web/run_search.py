@@ -4,10 +4,8 @@ The same parameters serve the runs page, its live socket and the JSON API's ``GE
 a filtered list is a URL to share. Every value is checked: a bad one is a `BadSearch` naming
 each mistake, and nothing is listed as if it had been filtered.
 
-The text search looks for the words in the stored input and output JSON (case-insensitive, on
-SQLite and PostgreSQL alike). No index serves a substring of JSON, so it is bounded instead:
-it reads at most the newest `TEXT_SCOPE` runs that the other filters leave (a time range moves
-that window back), and the page says when runs were left out.
+The text search looks for the words in the stored input and output JSON, case-insensitive,
+over every run, through the index `wfapp.search_index` keeps on each database.
 """
 
 from __future__ import annotations
@@ -20,12 +18,12 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
-from django.db.models import DurationField, ExpressionWrapper, F, Q, QuerySet, TextField
-from django.db.models.functions import Cast
+from django.db import connections
+from django.db.models import DurationField, ExpressionWrapper, F, Q, QuerySet
 
+from wfapp import search_index
 from wfapp.models import RunStatus, Session
 
-TEXT_SCOPE = 5000  # runs read at most by one text search
 MAX_TEXT = 200
 _DURATION = re.compile(r"([0-9]{1,7})\s*([smhd]?)")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -151,8 +149,8 @@ def _duration(text: str) -> timedelta | None:
 # -- applying them ------------------------------------------------------------------------------
 
 
-def apply(rows: QuerySet[Session], search: RunSearch) -> tuple[QuerySet[Session], bool]:
-    """`rows` narrowed by `search`, and whether the text search left older runs unread."""
+def apply(rows: QuerySet[Session], search: RunSearch) -> QuerySet[Session]:
+    """`rows` narrowed by `search`."""
     if search.status:
         rows = rows.filter(status=search.status)
     if search.workflow:
@@ -175,18 +173,12 @@ def apply(rows: QuerySet[Session], search: RunSearch) -> tuple[QuerySet[Session]
         if longest is not None:
             rows = rows.filter(took__lte=longest)
     if not search.text:
-        return rows, False
-    oldest = rows.order_by("-created_at", "-id").values_list("created_at", flat=True)[
-        TEXT_SCOPE - 1 : TEXT_SCOPE
-    ]
-    boundary = oldest.first()
-    if boundary is not None:
-        rows = rows.filter(created_at__gte=boundary)
-    rows = rows.alias(input_text=Cast("input", TextField()), output_text=Cast("output", TextField()))
+        return rows
+    vendor = connections[rows.db].vendor
     found = Q()
-    for variant in _spellings(search.text):
-        found |= Q(input_text__icontains=variant) | Q(output_text__icontains=variant)
-    return rows.filter(found), boundary is not None
+    for variant in _spellings(search.text.lower()):
+        found |= search_index.containing(vendor, variant)
+    return rows.filter(found)
 
 
 def _spellings(text: str) -> set[str]:

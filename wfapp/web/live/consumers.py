@@ -256,7 +256,8 @@ class RunsConsumer(LiveConsumer):
 
 
 class QuestionConsumer(LiveConsumer):
-    """One question's own page: its card closes once the question stops pending, whoever closed it."""
+    """One question's own page: its card closes once the question stops pending, whoever closed
+    it; until then each commit to its run re-renders who holds it and who approved it."""
 
     closed = False  # the closed card went out: nothing more to send but the badge
 
@@ -283,8 +284,7 @@ class QuestionConsumer(LiveConsumer):
     async def close_card(self) -> None:
         if self.closed:
             return
-        html = await database_sync_to_async(presenter.question_update)(self.user, self.pk)
-        self.closed = bool(html)
+        html, self.closed = await database_sync_to_async(presenter.question_update)(self.user, self.pk)
         await self.push(html)
 
 

@@ -32,7 +32,7 @@ def _decide(request: HttpRequest, pk: int, decision: str, users: list[str] | Non
     if not is_fragment_request(request):
         return redirect(safe_next(request) or "inbox")
     row.refresh_from_db()
-    return render(request, "wfapp/inbox.html#item", {"ask": presenter.ask_view(row)})
+    return render(request, "wfapp/inbox.html#item", {"ask": presenter.ask_view(row, viewer=request.user)})
 
 
 @require_POST

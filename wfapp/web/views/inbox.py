@@ -23,7 +23,7 @@ from engine.errors import (
     UnknownInterruptError,
     ValueLimitError,
 )
-from wfapp import assignment, audit, services
+from wfapp import assignment, audit, bulk, services
 from wfapp.errors import (
     NotAssignedError,
     NotPermitted,
@@ -34,7 +34,6 @@ from wfapp.errors import (
 )
 from wfapp.models import AttemptOutcome, Interrupt, InterruptStatus
 from wfapp.permissions import can_answer
-from wfapp.schema_forms.form import bulk_decision
 from wfapp.schema_forms.values import nearest_key
 from wfapp.web import presenter, queries, saved_filters
 from wfapp.web.http import is_fragment_request, notice, page_or_fragment, too_large, too_large_message
@@ -60,7 +59,7 @@ def inbox(request: HttpRequest) -> HttpResponse:
     page = queries.inbox_page(request.user, cursor=request.GET.get("after"), up_to=watermark, **filters)
     filtered = bool(filters["workflow"] or filters["q"] or filters["tab"] != "all")
     context = {
-        "asks": presenter.ask_views(page.items),
+        "asks": presenter.ask_views(page.items, viewer=request.user),
         "page": page,
         "filters": filters,
         "workflows": presenter.workflow_names(),
@@ -86,15 +85,10 @@ def interrupt_page(request: HttpRequest, pk: int) -> HttpResponse:
     if row.status != InterruptStatus.PENDING:
         return render(request, "wfapp/interrupt.html", {"closed": presenter.ClosedView(row), "row": row})
     return render(
-        request, "wfapp/interrupt.html", {"ask": presenter.ask_view(row, allow_bulk=False), "row": row}
+        request,
+        "wfapp/interrupt.html",
+        {"ask": presenter.ask_view(row, allow_bulk=False, viewer=request.user), "row": row},
     )
-
-
-def _answered_elsewhere(row: Interrupt, refused: InterruptAlreadyAnswered) -> str:
-    who = refused.answered_by or row.answered_by or "someone else"
-    when = refused.answered_at or row.answered_at
-    at = f" at {when:%H:%M:%S} UTC" if hasattr(when, "strftime") else ""
-    return f"Already answered by {who}{at}. Your answer was not recorded."
 
 
 @require_POST
@@ -118,7 +112,7 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
             swap="afterbegin",
         )
     data, reason = presenter.answer_data(row, request.POST)
-    ask = presenter.ask_view(row, data=data)
+    ask = presenter.ask_view(row, data=data, viewer=request.user)
     if not ask.form.is_valid():
         if not ask.form.editing:  # adding or removing a row is not an answer
             audit.record_row(
@@ -148,7 +142,7 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
             return notice(request, message, status=413, target=f"#answer-{target[1:]}", swap="afterbegin")
         return _invalid(request, _with_error(ask, refused))
     except UnknownWorkflowError as gone:
-        return notice(request, _workflow_gone(gone), status=410, kind="conflict", target=target)
+        return notice(request, bulk.workflow_gone(gone), status=410, kind="conflict", target=target)
     except NotAssignedError as refused:  # visible, but someone else's to answer (issue 17)
         return notice(request, str(refused), status=403, target=f"#answer-{target[1:]}", swap="afterbegin")
     except (NotPermitted, UnknownRunError):
@@ -157,7 +151,7 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect(safe_next(request) or "inbox")
     row.refresh_from_db()
     if row.status == InterruptStatus.PENDING:  # a quorum's approval: the card shows who gave one
-        card = render(request, "wfapp/inbox.html#item", {"ask": presenter.ask_view(row)})
+        card = render(request, "wfapp/inbox.html#item", {"ask": presenter.ask_view(row, viewer=request.user)})
         return reswap(retarget(card, target), "outerHTML")
     response = render(request, "wfapp/inbox.html#closed", {"closed": presenter.ClosedView(row)})
     return reswap(retarget(response, target), "outerHTML")
@@ -185,13 +179,6 @@ def _errors(ask: presenter.AskView) -> str:
     """A form's field errors on one line, for the audit record of a refused answer."""
     return "; ".join(
         f"{key or '(answer)'}: {', '.join(msgs)}" for key, msgs in ask.form.errors.items() if msgs
-    )
-
-
-def _workflow_gone(gone: UnknownWorkflowError) -> str:
-    return (
-        f"The workflow {gone.name!r} of this question is no longer registered, so the run cannot go on. "
-        "Your answer was not recorded."
     )
 
 
@@ -233,7 +220,8 @@ def bulk_ids(values: list[str]) -> list[int]:
 @require_POST
 @login_required
 def bulk_answer(request: HttpRequest) -> HttpResponse:
-    """Approve or reject every selected interrupt whose schema allows it; report each."""
+    """Approve or reject every selected interrupt whose schema allows it (a rejection with the
+    reason given, when one is); report each."""
     if too_large(request):
         return notice(request, "Too many items at once.", status=413)
     approve = request.POST.get("decision") == "approve"
@@ -244,43 +232,15 @@ def bulk_answer(request: HttpRequest) -> HttpResponse:
     ids = ticked[:BULK_LIMIT]
     rows = {row.pk: row for row in queries.answerable(request.user).filter(pk__in=ids)}
     audit.record_forbidden(ids, request.user, {"decision": request.POST.get("decision", "")})
-    results = []
-    for pk in ids:
-        row = rows.get(pk)
-        results.append(_bulk_one(request, pk, row, approve))
+    try:
+        results = bulk.answer(ids, rows, approve, user=request.user, reason=request.POST.get("reason", ""))
+    except RejectionReasonError as refused:  # the reason missing, or given with approvals
+        return notice(request, str(refused), status=422, target="#bulk-results", swap="innerHTML")
     if len(ticked) > BULK_LIMIT:
         left = len(ticked) - BULK_LIMIT
         text = f"Only the first {BULK_LIMIT} ticked items were answered; {left} more are still pending: send them again."
-        results.append({"pk": 0, "ok": False, "text": text, "row": None})
-    status = 200 if any(r["ok"] for r in results) or not results else 409
-    closed = presenter.closed_views([r["row"] for r in results if r["row"]])
+        results.append(bulk.BulkOutcome(0, False, text))
+    status = 200 if any(r.ok for r in results) or not results else 409
+    closed = presenter.closed_views([r.row for r in results if r.row])
     context = {"results": results, "approve": approve, "closed_asks": closed}
     return render(request, "wfapp/inbox.html#bulk_results", context, status=status)
-
-
-def _bulk_one(request: HttpRequest, pk: int, row: Interrupt | None, approve: bool) -> dict[str, Any]:
-    if row is None:
-        return {"pk": pk, "ok": False, "text": "Not found.", "row": None}
-    bulk = bulk_decision(row.response_schema)
-    label = f"{row.workflow} · {row.message[:80]}"
-    if bulk is None:
-        detail = "needs the full form: its answer is not a yes-or-no decision"
-        audit.record_row(
-            row, request.user, {"decision": request.POST.get("decision", "")}, AttemptOutcome.INVALID, detail
-        )
-        return {"pk": pk, "ok": False, "text": f"{label}: needs the full form.", "row": None}
-    try:
-        async_to_sync(services.answer_interrupt)(
-            row.session_id, row.interrupt_id, bulk.answer(approve), user=request.user
-        )
-    except InterruptAlreadyAnswered as refused:
-        return {"pk": pk, "ok": False, "text": f"{label}: {_answered_elsewhere(row, refused)}", "row": None}
-    except (SessionStateError, RunStateError, UnknownInterruptError, InvalidAnswerError) as refused:
-        return {"pk": pk, "ok": False, "text": f"{label}: not answered ({refused}).", "row": None}
-    except NotAssignedError as refused:
-        return {"pk": pk, "ok": False, "text": f"{label}: not answered ({refused}).", "row": None}
-    except UnknownWorkflowError as gone:
-        return {"pk": pk, "ok": False, "text": f"{label}: {_workflow_gone(gone)}", "row": None}
-    row.refresh_from_db()
-    verb = "Approved" if approve else "Rejected"
-    return {"pk": pk, "ok": row.status == InterruptStatus.ANSWERED, "text": f"{label}: {verb}.", "row": row}

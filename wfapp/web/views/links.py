@@ -31,7 +31,7 @@ def answer_link(request: HttpRequest, token: str) -> HttpResponse:
         return _refused(request, str(refused))
     posted = request.method == "POST"
     data, reason = presenter.answer_data(link.interrupt, request.POST) if posted else (None, None)
-    ask = presenter.ask_view(link.interrupt, data=data, allow_bulk=False)
+    ask = presenter.ask_view(link.interrupt, data=data, allow_bulk=False, viewer=link.recipient)
     ask.post_url = request.path
     context = {"ask": ask, "row": link.interrupt, "recipient": link.recipient}
     if not posted:

@@ -45,7 +45,6 @@ def runs(request: HttpRequest) -> HttpResponse:
         "page": page,
         "filters": search,
         "problems": problems,
-        "text_scope": run_search.TEXT_SCOPE,
         "saved": partial(saved_filters.listed, request.user, "runs"),  # read on full pages only
         "statuses": RunStatus.values,
         "workflows": presenter.workflow_names(),

@@ -1,0 +1,149 @@
+"""Cancel with a reason, retry one failed node and retry with an edited input, through the API:
+the dashboard's services; bad bodies are 422 problems naming the field and write nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.api.conftest import Api
+from tests.wfapp.helpers import settled
+from wfapp.models import Event
+
+ORDERS = "tests.web.flows:orders"
+POST_ORDER = "web_orders@1/post_order@1"
+
+
+@pytest.fixture(autouse=True)
+def _orders(settings: Any, workflows: None) -> None:
+    settings.WFAPP_WORKFLOWS = [*settings.WFAPP_WORKFLOWS, ORDERS]
+
+
+async def _kinds(run_id: str) -> list[str]:
+    return [
+        k
+        async for k in Event.objects.filter(session_id=run_id).order_by("seq").values_list("kind", flat=True)
+    ]
+
+
+async def _failed_order(api: Api, quantity: int = 12) -> str:
+    started = await api.post("workflows/web_orders/runs", {"input": {"sku": "A-1", "quantity": quantity}})
+    assert started.status_code == 201, started.content
+    await settled(started.json()["id"], "failed")
+    return str(started.json()["id"])
+
+
+async def test_cancel_with_a_reason_records_and_shows_it(
+    waiting_run: Callable[..., Any], as_alice: Api
+) -> None:
+    run = await waiting_run()
+    assert run["cancelled"] is None
+    cancelled = await as_alice.post(f"runs/{run['id']}/cancel", {"reason": "  Duplicate of the March trip  "})
+    assert cancelled.status_code == 200, cancelled.content
+    assert cancelled.json()["status"] == "cancelled"
+    assert cancelled.json()["cancelled"] == {"by": "alice", "reason": "Duplicate of the March trip"}
+    shown = (await as_alice.get(f"runs/{run['id']}")).json()
+    assert shown["cancelled"] == {"by": "alice", "reason": "Duplicate of the March trip"}
+    status = await Event.objects.filter(session_id=run["id"], kind="status").order_by("-seq").afirst()
+    assert status is not None and status.data["message"] == "Duplicate of the March trip"
+
+
+async def test_a_cancel_without_a_body_or_reason_still_cancels(
+    waiting_run: Callable[..., Any], as_alice: Api
+) -> None:
+    first, second = await waiting_run(), await waiting_run()
+    assert (await as_alice.post(f"runs/{first['id']}/cancel")).json()["cancelled"] == {
+        "by": "alice",
+        "reason": "",
+    }
+    assert (await as_alice.post(f"runs/{second['id']}/cancel", {})).json()["status"] == "cancelled"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"reason": "x" * 2001}, "reason"),
+        ({"reason": "bad\x00byte"}, "reason"),
+        ({"reason": 7}, "reason"),
+        ({"reason": "ok", "force": True}, "force"),
+        ([], "body"),
+    ],
+)
+async def test_a_bad_cancel_body_is_a_422_naming_the_field_and_cancels_nothing(
+    waiting_run: Callable[..., Any], as_alice: Api, body: Any, field: str
+) -> None:
+    run = await waiting_run()
+    before = await _kinds(run["id"])
+    refused = await as_alice.post(f"runs/{run['id']}/cancel", body)
+    assert refused.status_code == 422, refused.content
+    problem = refused.json()
+    assert problem["type"] == "/api/v1/problems/validation"
+    assert field in [e["field"] for e in problem["errors"]], problem
+    assert await _kinds(run["id"]) == before
+    assert (await as_alice.get(f"runs/{run['id']}")).json()["status"] == "waiting"
+
+
+async def test_retry_with_an_edited_input_completes_with_it_and_records_who(
+    engine_runtime: Any, as_alice: Api
+) -> None:
+    run_id = await _failed_order(as_alice)
+    edited = {"node": POST_ORDER, "input": {"sku": "A-1", "quantity": 4}}
+    retried = await as_alice.post(f"runs/{run_id}/retry", edited)
+    assert retried.status_code == 202, retried.content
+    session = await settled(run_id, "completed")
+    assert session.output == {"posted": "A-1", "quantity": 4}
+    retry = await Event.objects.aget(session_id=run_id, kind="retry")
+    assert (retry.author, retry.node_path, retry.data["input"]) == ("alice", POST_ORDER, edited["input"])
+
+
+async def test_retry_of_one_named_failed_node_runs_it_again(engine_runtime: Any, as_alice: Api) -> None:
+    run_id = await _failed_order(as_alice)
+    retried = await as_alice.post(f"runs/{run_id}/retry", {"node": POST_ORDER})
+    assert retried.status_code == 202, retried.content
+    await settled(run_id, "failed")  # the same input fails again, a second attempt
+    retry = await Event.objects.aget(session_id=run_id, kind="retry")
+    assert retry.node_path == POST_ORDER and "input" not in retry.data
+    assert (await _kinds(run_id)).count("error") == 2
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "words"),
+    [
+        ({"node": "web_orders@1/nope@1"}, "node", "'web_orders@1/nope@1' of session"),
+        ({"node": "web_orders@1/nope@1", "input": {"sku": "A-1", "quantity": 2}}, "node", "nope@1"),
+        ({"node": POST_ORDER, "input": {"sku": "A-1", "quantity": 0}}, "input.quantity", "minimum of 1"),
+        ({"node": POST_ORDER, "input": {"sku": "A-1"}}, "input.quantity", "required"),
+        ({"input": {"sku": "A-1", "quantity": 2}}, "input", "needs the failed node"),
+        ({"node": ""}, "node", "at least 1 character"),
+        ({"node": POST_ORDER, "inputs": {}}, "inputs", "Extra inputs"),
+        ({"node": POST_ORDER, "input": {"sku": "A\x00", "quantity": 2}}, "input.sku", "NUL"),
+    ],
+)
+async def test_a_bad_retry_body_is_a_422_naming_what_and_writes_nothing(
+    engine_runtime: Any, as_alice: Api, body: dict[str, Any], field: str, words: str
+) -> None:
+    run_id = await _failed_order(as_alice)
+    before = await _kinds(run_id)
+    refused = await as_alice.post(f"runs/{run_id}/retry", body)
+    assert refused.status_code == 422, refused.content
+    problem = refused.json()
+    assert problem["type"] == "/api/v1/problems/validation"
+    matching = [e for e in problem["errors"] if e["field"] == field]
+    assert matching and words.lower() in matching[0]["message"].lower(), problem
+    assert await _kinds(run_id) == before
+    assert (await as_alice.get(f"runs/{run_id}")).json()["status"] == "failed"
+
+
+async def test_the_openapi_document_describes_the_cancel_and_retry_bodies(as_alice: Api) -> None:
+    schema = (await as_alice.get("openapi.json")).json()
+    for path, fields in (("cancel", {"reason"}), ("retry", {"node", "input"})):
+        operation = schema["paths"][f"/api/v1/runs/{{run_id}}/{path}"]["post"]
+        body = operation["requestBody"]
+        assert body.get("required") is not True
+        ref = body["content"]["application/json"]["schema"]
+        ref = ref.get("$ref") or next(s["$ref"] for s in ref.get("anyOf", []) if "$ref" in s)
+        component = schema["components"]["schemas"][ref.rsplit("/", 1)[1]]
+        assert set(component["properties"]) == fields and component["additionalProperties"] is False
+        assert "422" in operation["responses"]

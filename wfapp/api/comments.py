@@ -1,0 +1,93 @@
+"""Comments on a run and on its questions (``wfapp.comments``): list them, add one.
+
+A comment is a ``comment`` event of the run, so it is also in ``runs/{id}/events`` and the
+run's stream. Who may read them: whoever may view the run (``interrupts/{id}/comments``: whoever
+may see the question); who may add one: whoever may answer the workflow's questions, as on the
+run page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest
+from ninja import Router
+from ninja.responses import Status
+
+from engine.errors import ValueLimitError
+from wfapp import comments
+from wfapp.web import queries
+
+from . import reads
+from .auth import caller
+from .handlers import refused_value
+from .problems import Problem
+from .responses import document, problems
+from .schemas import Comment, CommentBody, CommentList, QuestionCommentBody, comment
+
+runs_router = Router(tags=["comments"])
+interrupts_router = Router(tags=["comments"])
+CREATE_PROBLEMS = problems(401, 403, 404, 409, 413, 415, 422)
+
+
+def _run_comments(user: Any, session_id: str) -> dict[str, Any]:
+    session = queries.get_run(user, session_id)
+    if session is None:
+        raise Problem("not-found", f"No run {session_id!r}.")
+    return {"items": [comment(c) for c in comments.comments(session.pk)]}
+
+
+def _question_comments(user: Any, pk: int) -> dict[str, Any]:
+    _, session_id, interrupt_id = reads.question_document(user, pk)
+    return {"items": [comment(c) for c in comments.comments(session_id, interrupt_id=interrupt_id)]}
+
+
+async def _add(user: Any, session_id: str, text: str, question: int | None) -> Status[dict[str, Any]]:
+    try:
+        seq = await comments.add_comment(session_id, text, user=user, interrupt_pk=question)
+    except ValueLimitError as refused:
+        raise refused_value(refused, "text") from None
+    [added] = await sync_to_async(comments.comments)(session_id, seq=seq)
+    return Status(201, document(Comment, comment(added)))
+
+
+@runs_router.get(
+    "/{run_id}/comments", response={200: CommentList, **problems(401, 404)}, summary="A run's comments"
+)
+async def list_run_comments(request: HttpRequest, run_id: str) -> Any:
+    """Every comment on the run and on its questions, in the order they were made."""
+    return await sync_to_async(_run_comments)(caller(request), run_id)
+
+
+@runs_router.post(
+    "/{run_id}/comments", response={201: Comment, **CREATE_PROBLEMS}, summary="Comment on a run"
+)
+async def add_run_comment(request: HttpRequest, run_id: str, body: CommentBody) -> Any:
+    """Add a comment (about the run's question `question`, if given). It changes nothing in
+    the run: a waiting run goes on waiting. 403: you may not answer the workflow's questions."""
+    user = caller(request)
+    await sync_to_async(reads.run_document)(user, run_id)  # 404 first
+    return await _add(user, run_id, body.text, body.question)
+
+
+@interrupts_router.get(
+    "/{int:question_id}/comments",
+    response={200: CommentList, **problems(401, 404)},
+    summary="A question's comments",
+)
+async def list_question_comments(request: HttpRequest, question_id: int) -> Any:
+    """The comments about this question (asked again under the same id: about any asking), in order."""
+    return await sync_to_async(_question_comments)(caller(request), question_id)
+
+
+@interrupts_router.post(
+    "/{int:question_id}/comments",
+    response={201: Comment, **CREATE_PROBLEMS},
+    summary="Comment on a question",
+)
+async def add_question_comment(request: HttpRequest, question_id: int, body: QuestionCommentBody) -> Any:
+    """Add a comment about the question to its run's log (answered or not)."""
+    user = caller(request)
+    _, session_id, _ = await sync_to_async(reads.question_document)(user, question_id)
+    return await _add(user, session_id, body.text, question_id)

@@ -1,0 +1,78 @@
+"""The index behind the runs list's text search, one per database, and the filter that uses it.
+
+`Session.search_text` is the run's input and output JSON in lower case, a column the database
+keeps itself. PostgreSQL indexes it with a pg_trgm GIN index, which serves ``LIKE '%words%'``
+as it is. SQLite has no such index for a plain table, so its triggers copy the column into an
+FTS5 table with the trigram tokenizer, which serves ``GLOB '*words*'`` (GLOB, not LIKE: an
+FTS5 LIKE with an ESCAPE clause is not answered from the index). Both answer exact substring
+matches; words shorter than three characters are still exact, read without the index.
+
+A migration that rebuilds the session table on SQLite drops its triggers: `SQLITE_SETUP` must
+run again after it (the search tests fail without them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.models import Q
+from django.db.models.expressions import RawSQL
+
+TABLE = "wfapp_session_text"
+
+POSTGRESQL_SETUP = [
+    "CREATE EXTENSION IF NOT EXISTS pg_trgm",
+    "CREATE INDEX IF NOT EXISTS wfapp_session_search_trgm ON wfapp_session USING gin (search_text gin_trgm_ops)",
+]
+POSTGRESQL_TEARDOWN = ["DROP INDEX IF EXISTS wfapp_session_search_trgm"]
+
+# The FTS rows carry the run's id; a row is found again by it (GLOB narrows through the index,
+# with the id's wildcards bracketed; = makes it exact) rather than by the session table's
+# rowid, which VACUUM may renumber.
+_ID_GLOB = "replace(replace(replace(OLD.id, '[', '[[]'), '*', '[*]'), '?', '[?]')"
+_FIND = f"session_id GLOB {_ID_GLOB} AND session_id = OLD.id"
+SQLITE_SETUP = [
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {TABLE} USING fts5(session_id, body, tokenize='trigram case_sensitive 1')",
+    f"DELETE FROM {TABLE}",
+    f"INSERT INTO {TABLE} (session_id, body) SELECT id, search_text FROM wfapp_session",
+    f"""CREATE TRIGGER IF NOT EXISTS wfapp_session_text_insert AFTER INSERT ON wfapp_session BEGIN
+        INSERT INTO {TABLE} (session_id, body) VALUES (NEW.id, NEW.search_text); END""",
+    f"""CREATE TRIGGER IF NOT EXISTS wfapp_session_text_update AFTER UPDATE OF input, output ON wfapp_session
+        BEGIN DELETE FROM {TABLE} WHERE {_FIND};
+        INSERT INTO {TABLE} (session_id, body) VALUES (NEW.id, NEW.search_text); END""",
+    f"""CREATE TRIGGER IF NOT EXISTS wfapp_session_text_delete AFTER DELETE ON wfapp_session BEGIN
+        DELETE FROM {TABLE} WHERE {_FIND}; END""",
+]
+SQLITE_TEARDOWN = [
+    "DROP TRIGGER IF EXISTS wfapp_session_text_insert",
+    "DROP TRIGGER IF EXISTS wfapp_session_text_update",
+    "DROP TRIGGER IF EXISTS wfapp_session_text_delete",
+    f"DROP TABLE IF EXISTS {TABLE}",
+]
+
+
+def set_up(apps: Any, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    """Create the index for this database (and fill it from the rows there are)."""
+    _run(schema_editor, POSTGRESQL_SETUP, SQLITE_SETUP)
+
+
+def tear_down(apps: Any, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    _run(schema_editor, POSTGRESQL_TEARDOWN, SQLITE_TEARDOWN)
+
+
+def _run(schema_editor: BaseDatabaseSchemaEditor, postgresql: list[str], sqlite: list[str]) -> None:
+    vendor = schema_editor.connection.vendor
+    statements = {"postgresql": postgresql, "sqlite": sqlite}.get(vendor)
+    if statements is None:
+        raise NotImplementedError(f"No run text index for the {vendor} database (PostgreSQL or SQLite).")
+    for statement in statements:
+        schema_editor.execute(statement)
+
+
+def containing(vendor: str, words: str) -> Q:
+    """Runs whose `search_text` contains `words` (already in lower case), through the index."""
+    if vendor == "sqlite":
+        pattern = "*" + "".join(f"[{c}]" if c in "*?[" else c for c in words) + "*"
+        return Q(id__in=RawSQL(f"SELECT session_id FROM {TABLE} WHERE body GLOB %s", (pattern,)))
+    return Q(search_text__contains=words)
