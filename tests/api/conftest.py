@@ -25,6 +25,7 @@ from tests.wfapp.conftest import (  # noqa: F401  (fixtures shared with the wfap
 )
 from tests.wfapp.helpers import settled
 from wfapp.api import tokens
+from wfapp.models import Event
 
 EXPENSE = {"employee": "Ann", "amount": "1500", "category": "travel", "description": "Flights to Oslo"}
 
@@ -112,3 +113,17 @@ def waiting_run(engine_runtime: Any, as_alice: Api) -> Callable[..., Any]:  # no
         return dict(run.json())
 
     return start
+
+
+async def event_kinds(run_id: str) -> list[str]:
+    """The kinds of the run's log entries in order (a refusal must leave them as they were)."""
+    rows = Event.objects.filter(session_id=run_id).order_by("seq").values_list("kind", flat=True)
+    return [kind async for kind in rows]
+
+
+def field_errors(response: Any) -> dict[str, str]:
+    """A 422 validation problem's errors, field -> message (asserting that it is one)."""
+    assert response.status_code == 422, response.content
+    problem = response.json()
+    assert problem["type"] == "/api/v1/problems/validation", problem
+    return {error["field"]: error["message"] for error in problem["errors"]}
