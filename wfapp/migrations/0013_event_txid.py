@@ -8,8 +8,12 @@ SQLite needs nothing: its writers take turns, so entry ids follow the commit ord
 
 from django.db import migrations
 
+# Two steps: a column added with a volatile default would rewrite the whole log table. Entries
+# written before this migration keep NULL: no position made since covers or passes them (both
+# tests are NULL), which is right, as they committed before any position could be made.
 ADD = [
-    "ALTER TABLE wfapp_event ADD COLUMN txid xid8 NOT NULL DEFAULT pg_current_xact_id()",
+    "ALTER TABLE wfapp_event ADD COLUMN txid xid8",
+    "ALTER TABLE wfapp_event ALTER COLUMN txid SET DEFAULT pg_current_xact_id()",
     "CREATE INDEX wfapp_event_txid ON wfapp_event (txid)",
 ]
 DROP = ["DROP INDEX IF EXISTS wfapp_event_txid", "ALTER TABLE wfapp_event DROP COLUMN IF EXISTS txid"]
