@@ -13,7 +13,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
-from django.db import close_old_connections, connection
+from django.db import connection
 
 from . import outbox, sending
 
@@ -26,13 +26,8 @@ def pump() -> int:
     return sending.send_due()
 
 
-def _pump_in_thread() -> None:
-    close_old_connections()
-    pump()
-
-
 def pump_and_close() -> int:
-    """``pump`` in a thread of a pool shared with others: its connection goes back when it ends."""
+    """``pump`` in a thread that outlives the pass: its connection goes back when the pass ends."""
     try:
         return pump()
     finally:
@@ -47,9 +42,8 @@ async def run_forever() -> None:
         while True:
             await asyncio.sleep(float(settings.WFAPP_NOTIFY_SECONDS))
             try:
-                await loop.run_in_executor(executor, _pump_in_thread)
+                await loop.run_in_executor(executor, pump_and_close)
             except Exception:
                 logger.exception("notifications: a pass failed; trying again")
     finally:
-        executor.submit(connection.close)
         executor.shutdown(wait=False)
