@@ -83,6 +83,7 @@ class Execution:
     counters: dict[str, int] = _NO_COUNTERS
     allocated = 0  # children handed out by run_node
     begun = 0  # of those, how many started running
+    task: asyncio.Task[Any] | None = None  # where it runs, from its first step
 
     def __init__(
         self,
@@ -92,7 +93,6 @@ class Execution:
         targets: list[str],
         resume_inputs: dict[str, Any],
         state: State,
-        task: asyncio.Task[Any] | None,
         timed_out: frozenset[str] = frozenset(),
     ) -> None:
         self.node = node
@@ -101,7 +101,6 @@ class Execution:
         self.targets = targets
         self.resume_inputs = resume_inputs
         self.state = state
-        self.task = task
         self.timed_out = timed_out  # its questions whose deadline failed them (engine.human)
 
     def set_output(self, value: Any) -> None:

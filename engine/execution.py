@@ -63,6 +63,10 @@ def _defer(ex: Execution, event: Event) -> None:
             state[key] = value
 
 
+async def _ready(outcome: Outcome) -> Outcome:
+    return outcome
+
+
 class _Running:
     """In ``SessionRun.turn`` while a path executes and nobody else has asked for it yet."""
 
@@ -109,35 +113,37 @@ class SessionRun:
             return Outcome("waiting", interrupts=list(record.pending))
         return None
 
-    async def execute(
+    def execute(
         self, node: BaseNode, node_input: Any, path: str, targets: list[str], author: str
-    ) -> Outcome:
-        """Replay or run ``node`` at ``path``; ``targets`` are the paths its output counts for."""
+    ) -> Coroutine[Any, Any, Outcome]:
+        """Replay or run ``node`` at ``path``; ``targets`` are the paths its output counts for.
+
+        Decided here, at the call; the returned coroutine is the execution itself, so a node
+        runs in its caller's coroutine plus one (it writes nothing before its first step).
+        """
         record = self.index.records.get(path)
         if record is not None:
             action = decide(record, rerun_on_resume=node.rerun_on_resume, is_workflow=node.is_workflow)
             if action is Action.FORWARD:
                 output = node.restore_output(record.output)
-                return Outcome("completed", output, record.route, output_seq=record.output_seq)
+                return _ready(Outcome("completed", output, record.route, output_seq=record.output_seq))
             if action is Action.WAIT:
-                return Outcome("waiting", interrupts=list(record.pending))
+                return _ready(Outcome("waiting", interrupts=list(record.pending)))
             resume_inputs, timed_out = split_timed_out(record, path, self.index.people)
             if not timed_out and action is Action.ANSWER:
-                return await self._answer_as_output(node, record, path, targets, author)
+                return self._answer_as_output(node, record, path, targets, author)
             if record.edited_input is not None:
                 node_input = record.edited_input  # an operator's retry gave this node a new input
         else:
             resume_inputs, timed_out = {}, NO_TIMEOUTS
-        index = self.index
-        execution = Execution(
-            node, path, author, targets, resume_inputs, State(index.state), asyncio.current_task(), timed_out
-        )
+        execution = Execution(node, path, author, targets, resume_inputs, State(self.index.state), timed_out)
         if self.gate is not None:
-            async with self.gate.passage(self.session_id, path):
-                self.writer.enqueue(draft("started", path, author, seen_seq=index.last_seq))
-                return await self._run(execution, node_input)
-        self.writer.enqueue(draft("started", path, author, seen_seq=index.last_seq))
-        return await self._run(execution, node_input)
+            return self._gated(self.gate, execution, node_input)
+        return self._run(execution, node_input)
+
+    async def _gated(self, gate: NodeGate, ex: Execution, node_input: Any) -> Outcome:
+        async with gate.passage(self.session_id, ex.path):
+            return await self._run(ex, node_input)
 
     async def _answer_as_output(
         self, node: BaseNode, record: NodeRecord, path: str, targets: list[str], author: str
@@ -170,6 +176,8 @@ class SessionRun:
     # -- running ------------------------------------------------------------------
 
     async def _run(self, ex: Execution, node_input: Any) -> Outcome:
+        ex.task = asyncio.current_task()
+        self.writer.enqueue(draft("started", ex.path, ex.author, seen_seq=self.index.last_seq))
         node = ex.node
         ctx = Context(self, ex)
         while True:
