@@ -28,10 +28,6 @@ from .values import is_plain_json, json_schema, to_json
 from .writer import LogWriter, draft
 
 
-def _is_workflow(node: BaseNode) -> bool:
-    return node.is_workflow
-
-
 def _kind_of(fields: dict[str, Any]) -> str:
     for kind in ("output", "route", "state"):
         if kind in fields:
@@ -41,7 +37,7 @@ def _kind_of(fields: dict[str, Any]) -> str:
 
 def _child_author(parent: Execution) -> str:
     """Events are authored by the nearest enclosing workflow."""
-    return parent.node.name if _is_workflow(parent.node) else parent.author
+    return parent.node.name if parent.node.is_workflow else parent.author
 
 
 def _stored_output(ex: Execution, output: Any) -> Any:
@@ -105,7 +101,7 @@ class SessionRun:
         record = self.index.records.get(path)
         if record is None:
             return None
-        action = decide(record, rerun_on_resume=node.rerun_on_resume, is_workflow=_is_workflow(node))
+        action = decide(record, rerun_on_resume=node.rerun_on_resume, is_workflow=node.is_workflow)
         if action is Action.FORWARD:
             output = node.restore_output(record.output)
             return Outcome("completed", output, record.route, seq=record.seq, output_seq=record.output_seq)
