@@ -14,6 +14,9 @@ if TYPE_CHECKING:
     from .nodes import BaseNode
 
 
+_NO_DELTA: dict[str, Any] = {}  # most nodes write no state: they share this until the first write
+
+
 class State(MutableMapping[str, Any]):
     """Session state as one node sees it: committed values plus its own pending writes.
 
@@ -25,7 +28,7 @@ class State(MutableMapping[str, Any]):
 
     def __init__(self, base: dict[str, Any]) -> None:
         self._base = base
-        self._delta: dict[str, Any] = {}
+        self._delta = _NO_DELTA
 
     def __getitem__(self, key: str) -> Any:
         delta = self._delta
@@ -34,7 +37,10 @@ class State(MutableMapping[str, Any]):
         return self._base[key]
 
     def __setitem__(self, key: str, value: Any) -> None:
-        self._delta[key] = value
+        delta = self._delta
+        if delta is _NO_DELTA:
+            delta = self._delta = {}
+        delta[key] = value
 
     def __delitem__(self, key: str) -> None:
         raise TypeError("state keys cannot be deleted; set the key to None instead")
@@ -51,7 +57,7 @@ class State(MutableMapping[str, Any]):
         delta = self._delta
         if not delta:
             return None
-        self._delta = {}
+        self._delta = _NO_DELTA
         return delta
 
 
