@@ -59,6 +59,9 @@ def _defer(ex: Execution, event: Event) -> None:
             state[key] = value
 
 
+_NO_ANSWERS: dict[str, Any] = {}  # a fresh execution's resume_inputs (only ever read)
+
+
 async def _ready(outcome: Outcome) -> Outcome:
     return outcome
 
@@ -131,7 +134,7 @@ class SessionRun:
             if record.edited_input is not None:
                 node_input = record.edited_input  # an operator's retry gave this node a new input
         else:
-            resume_inputs, timed_out = {}, NO_TIMEOUTS
+            resume_inputs, timed_out = _NO_ANSWERS, NO_TIMEOUTS
         execution = Execution(node, path, author, targets, resume_inputs, State(self.index.state), timed_out)
         if self.gate is not None:
             return self._gated(self.gate, execution, node_input)
