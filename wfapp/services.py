@@ -408,16 +408,21 @@ async def record_retry(
     node: str | None = None,
     node_input: Any = None,
     edited: bool = False,
+    reason: str = "",
 ) -> None:
     """Record in the log that ``user`` retries the failed run (a ``retry`` event), executing nothing.
 
     ``node``
     names the failed node the operator retries (one of ``failures.node_failures``); with
     ``edited``, ``node_input`` is that node's input from now on, checked against the node's
-    input schema. Raises ``NotPermitted``, ``UnknownRunError``, ``RunStateError`` (not failed),
+    input schema; ``reason`` (optional) is kept with the retry and shown beside it. Raises
+    ``NotPermitted``, ``UnknownRunError``, ``RunStateError`` (not failed),
     ``engine.errors.NotFailedNodeError``, ``InputValidationError`` (``field_errors``) or
-    ``ValueLimitError``; nothing is written then.
+    ``ValueLimitError`` (an input or a reason the log cannot keep); nothing is written then.
     """
+    reason = reason.strip()
+    if reason:
+        check_reason(reason)
     session = await check_retry(session_id, user=user)
     workflow = get_workflow(session.workflow, session.version or None)
     if edited:
@@ -433,7 +438,11 @@ async def record_retry(
     for _ in range(_CONFLICT_RETRIES):
         try:
             await runner.record_retry(
-                session_id, node, node_input if edited else None, actor=actor_name(user)
+                session_id,
+                node,
+                node_input if edited else None,
+                actor=actor_name(user),
+                reason=reason or None,
             )
             break
         except ConcurrencyError:
@@ -453,9 +462,10 @@ async def retry_run(
     node: str | None = None,
     node_input: Any = None,
     edited: bool = False,
+    reason: str = "",
 ) -> None:
     """``record_retry``, then have the run advanced in the background: completed nodes replay,
     the failed ones run again (the named node with its edited input)."""
-    await record_retry(session_id, user=user, node=node, node_input=node_input, edited=edited)
+    await record_retry(session_id, user=user, node=node, node_input=node_input, edited=edited, reason=reason)
     # A job already queued for the run advances it too: the retry is in the log either way.
     await sync_to_async(dispatch.advance_later)(session_id, retry=True)

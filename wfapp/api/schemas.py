@@ -58,6 +58,11 @@ class RetryBody(_Strict):
         description="The failed `node`'s input from now on (the dashboard's retry with edited "
         "input), checked against the node's input schema; omitted: the input it failed on.",
     )
+    reason: str = Field(
+        "",
+        description=f"Why the run is retried: kept in its log beside the retry; "
+        f"at most {MAX_REASON_CHARS} characters.",
+    )
 
 
 class ReassignBody(_Strict):
