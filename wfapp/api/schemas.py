@@ -208,6 +208,9 @@ class Comment(Schema):
 
 class CommentList(Schema):
     items: list[Comment] = Field(description="Oldest first.")
+    next_after: int | None = Field(
+        description="Pass as `after` for the next page; null on the last.",
+    )
 
 
 class AnswerResult(Schema):
