@@ -69,27 +69,37 @@ _NO_COUNTERS: dict[str, int] = {}
 class Execution:
     """Engine bookkeeping for one execution of one node at one path.
 
-    One is made per node execution, so what most executions never change stays a
-    class-level default (no ``__init__`` work for it): most ask nothing and run no
-    children, and their interrupt, child-task and counter containers are shared empty
-    values until the first write (add_interrupts, SessionRun).
+    A plain class with a hand-written ``__init__``: one is made per node execution, and a
+    dataclass's generated one, with its default factories, cost three times as much.
     """
 
-    attempt = 1
-    output: Any = None
-    output_seq = 0  # the event carrying a delivered output (a delegate's, a terminal's)
-    has_output = output_persisted = delegated = route_pending = False
-    route: Any = None
-    interrupts: list[str] = _NO_IDS
-    spawned: set[asyncio.Task[Any]] = _NO_TASKS
-    detached: list[str] = _NO_IDS
-    child_failure: BaseException | None = None  # a spawned child failed after the attempt ended
-    violation: RuleViolation | None = None
-    exited = False  # the attempt's body has ended; children may still be draining
-    counters: dict[str, int] = _NO_COUNTERS
-    allocated = 0  # children handed out by run_node
-    begun = 0  # of those, how many started running
-    task: asyncio.Task[Any] | None = None  # where it runs, from its first step
+    __slots__ = (
+        "allocated",
+        "attempt",
+        "author",
+        "begun",
+        "child_failure",
+        "counters",
+        "delegated",
+        "detached",
+        "exited",
+        "has_output",
+        "interrupts",
+        "node",
+        "output",
+        "output_persisted",
+        "output_seq",
+        "path",
+        "resume_inputs",
+        "route",
+        "route_pending",
+        "spawned",
+        "state",
+        "targets",
+        "task",
+        "timed_out",
+        "violation",
+    )
 
     def __init__(
         self,
@@ -107,6 +117,23 @@ class Execution:
         self.targets = targets
         self.resume_inputs = resume_inputs
         self.state = state
+        self.task: asyncio.Task[Any] | None = None  # where it runs, from its first step
+        self.attempt = 1
+        self.output: Any = None
+        self.output_seq = 0  # the event carrying a delivered output (a delegate's, a terminal's)
+        self.has_output = self.output_persisted = self.delegated = self.route_pending = False
+        self.route: Any = None
+        # Most executions ask nothing and run no children: these share one empty value until
+        # the first write (add_interrupts, SessionRun), to keep a node's allocations low.
+        self.interrupts: list[str] = _NO_IDS
+        self.spawned: set[asyncio.Task[Any]] = _NO_TASKS
+        self.detached: list[str] = _NO_IDS
+        self.child_failure: BaseException | None = None  # a spawned child failed after the attempt ended
+        self.violation: RuleViolation | None = None
+        self.exited = False  # the attempt's body has ended; children may still be draining
+        self.counters: dict[str, int] = _NO_COUNTERS
+        self.allocated = 0  # children handed out by run_node
+        self.begun = 0  # of those, how many started running
         self.timed_out = timed_out  # its questions whose deadline failed them (engine.human)
 
     def set_output(self, value: Any) -> None:

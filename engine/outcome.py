@@ -11,15 +11,11 @@ from .errors import NodeInterruptedError, WorkflowError
 class Outcome:
     """How a node execution ended: completed (output, route), waiting or failed.
 
-    A plain class: one is made per node execution, and what most leave unset stays a
-    class-level default (a dataclass's ``__init__`` with a default factory cost twice as much).
+    A plain class: one is made per node execution (a dataclass's ``__init__`` with a default
+    factory cost twice as much).
     """
 
-    route: Any = None
-    interrupts: list[str] = []  # noqa: RUF012 - never mutated: a waiting outcome brings its own
-    error: BaseException | None = None
-    seq = 0  # for a replayed completion: where it happened in the log
-    output_seq = 0  # the event that carries the output (0: none)
+    __slots__ = ("error", "interrupts", "output", "output_seq", "route", "seq", "status")
 
     def __init__(
         self,
@@ -28,21 +24,16 @@ class Outcome:
         route: Any = None,
         interrupts: list[str] | None = None,
         error: BaseException | None = None,
-        seq: int = 0,
-        output_seq: int = 0,
+        seq: int = 0,  # for a replayed completion: where it happened in the log
+        output_seq: int = 0,  # the event that carries the output (0: none)
     ) -> None:
         self.status = status
         self.output = output
-        if route is not None:
-            self.route = route
-        if interrupts is not None:
-            self.interrupts = interrupts
-        if error is not None:
-            self.error = error
-        if seq:
-            self.seq = seq
-        if output_seq:
-            self.output_seq = output_seq
+        self.route = route
+        self.interrupts: list[str] = [] if interrupts is None else interrupts
+        self.error = error
+        self.seq = seq
+        self.output_seq = output_seq
 
     def __repr__(self) -> str:
         return (

@@ -17,31 +17,45 @@ from .human import Ledger
 
 
 class NodeRecord:
-    """What the log says about one node path.
+    """What the log says about one node path."""
 
-    Its fields start as class-level defaults, so a fresh record costs no ``__init__``: one
-    is made per node execution. Most paths never see a question or a failure: their
-    containers stay the shared empty values until the first write (see ask/answer/withdraw/
-    mark_failed), to keep replay allocations low.
-    """
+    __slots__ = (
+        "answered_at",
+        "done",
+        "edited_input",
+        "error",
+        "failed_below",
+        "has_output",
+        "output",
+        "output_seq",
+        "pending",
+        "resolved",
+        "route",
+        "seen_up_to",
+        "seq",
+        "started",
+    )
 
-    started = False
-    done = False
-    has_output = False
-    output: Any = None
-    output_seq = 0  # the event that carries the output
-    route: Any = None
-    error: ErrorInfo | None = None
-    pending: dict[str, Interrupt] = {}  # noqa: RUF012 - shared until the first write
-    resolved: dict[str, Any] = {}  # noqa: RUF012 - shared until the first write
-    answered_at = 0  # seq of the latest answer to a question at or below this path
-    seen_up_to = 0  # the log position the latest execution's decision was based on
-    failed_below: frozenset[str] | set[str] = frozenset()
-    seq = 0  # where the execution completed in the log
-    edited_input: Any = None  # the input an operator's retry gave this path, if any
+    def __init__(self) -> None:
+        self.started = False
+        self.done = False
+        self.has_output = False
+        self.output: Any = None
+        self.output_seq = 0  # the event that carries the output
+        self.route: Any = None
+        self.error: ErrorInfo | None = None
+        # Most paths never see a question or a failure: these share one empty value until
+        # the first write (see ask/answer/withdraw/mark_failed), to keep replay allocations low.
+        self.pending: dict[str, Interrupt] = _NO_QUESTIONS
+        self.resolved: dict[str, Any] = _NO_ANSWERS
+        self.answered_at = 0  # seq of the latest answer to a question at or below this path
+        self.seen_up_to = 0  # the log position the latest execution's decision was based on
+        self.failed_below: frozenset[str] | set[str] = frozenset()
+        self.seq = 0  # where the execution completed in the log
+        self.edited_input: Any = None  # the input an operator's retry gave this path, if any
 
     def ask(self, interrupt: Interrupt) -> None:
-        if self.pending is NodeRecord.pending:
+        if self.pending is _NO_QUESTIONS:
             self.pending = {}
         self.pending[interrupt.id] = interrupt
         if interrupt.id in self.resolved:
@@ -50,7 +64,7 @@ class NodeRecord:
     def answer(self, interrupt_id: str, value: Any, seq: int) -> None:
         if interrupt_id in self.pending:
             del self.pending[interrupt_id]
-        if self.resolved is NodeRecord.resolved:
+        if self.resolved is _NO_ANSWERS:
             self.resolved = {}
         self.resolved[interrupt_id] = value
         self.answered_at = seq
@@ -72,6 +86,10 @@ class NodeRecord:
         self.output = self.route = None
         self.has_output = False
         self.output_seq = 0
+
+
+_NO_QUESTIONS: dict[str, Interrupt] = {}
+_NO_ANSWERS: dict[str, Any] = {}
 
 
 def ancestors(path: str) -> list[str]:
