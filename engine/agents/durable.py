@@ -32,7 +32,7 @@ from pydantic_ai.tools import RunContext
 from ..context import Context
 from ..errors import WorkflowError
 from ..values import to_json
-from .steps import MODEL_STEP, Work, tool_step
+from .steps import MODEL_STEP, Step, Work, tool_step
 from .streaming import streamed, wants_stream
 
 _VOLATILE = frozenset({"timestamp", "run_id", "conversation_id"})
@@ -107,6 +107,19 @@ class AgentTurn:
     last_response: ModelResponse | None = None
     tool_calls: dict[str, int] = field(default_factory=dict)
 
+    async def _step(self, node: Step, run: Callable[[Context], Awaitable[Any]], run_id: str | None) -> Any:
+        """``run`` as a recorded step: a child node when someone watches the run (its ``started``
+        event shows it in flight, and a model streams its text from the step's path), else one
+        ``completed`` event (``Context.step``). Either replays the same way."""
+        ctx = self.ctx
+        if ctx.watched:
+            return await ctx.run_node(node, Work(run), run_id=run_id)
+
+        def work() -> Awaitable[Any]:
+            return run(ctx)
+
+        return await ctx.step(node.name, work, run_id=run_id)
+
     def step_run_id(self) -> str | None:
         # A retried attempt must ask the model again, so its steps get paths of their own.
         attempt = self.ctx.attempt_count
@@ -128,7 +141,7 @@ class AgentTurn:
             live.append(response)
             return {"request": request, "response": dump_message(response), "tools": tools}
 
-        recorded = await self.ctx.run_node(MODEL_STEP, Work(run), run_id=self.step_run_id())
+        recorded = await self._step(MODEL_STEP, run, self.step_run_id())
         response: ModelMessage
         if live:  # asked just now: the live response is the recorded one
             response = live[0]
@@ -161,7 +174,7 @@ class AgentTurn:
                 return {"retry": retry.message}
             return {"result": to_json(result, f"The result of tool {name}")}
 
-        recorded = await self.ctx.run_node(tool_step(name), Work(run), run_id=f"{self.steps}.{number}")
+        recorded = await self._step(tool_step(name), run, f"{self.steps}.{number}")
         if "retry" in recorded:
             raise ModelRetry(recorded["retry"])  # pydantic-ai counts it against the tool's retries
         return recorded["result"]
