@@ -315,7 +315,9 @@ class Context:
         except Exception as error:
             writer.raise_if_broken()
             run.failures[id(error)] = (error, path)
-            info = ErrorInfo(type=type(error).__name__, message=safe_text(str(error)), traceback=formatted(error))
+            info = ErrorInfo(
+                type=type(error).__name__, message=safe_text(str(error)), traceback=formatted(error)
+            )
             await writer.write(draft("error", path, ex.author, error=info))
             raise
         if not writer.write_now(draft("completed", path, ex.author, output=output, output_for=[path])):

@@ -100,12 +100,7 @@ async def test_a_process_killed_mid_loop_resumes_from_the_log(tmp_path: Path) ->
     try:
         # Two model steps and both tool calls are committed; the third model request hangs.
         _wait_for(lambda: "fruit@1/planner@1/stock@2.1" in _steps_done(log_file), "the second tool call")
-        _wait_for(
-            lambda: (
-                "fruit@1/planner@1/model@3" in json.loads(log_file.read_text())["events"][-1]["node_path"]
-            ),
-            "the third model step to start",
-        )
+        _wait_for(log_file.with_suffix(".asked").exists, "the third model request")
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait()
