@@ -39,10 +39,11 @@ _VOLATILE = frozenset({"timestamp", "run_id", "conversation_id"})
 _NESTED = (dict, list)
 
 
-# One message at a time, configured as pydantic-ai's ModelMessagesTypeAdapter (the same JSON).
-_MESSAGE: TypeAdapter[ModelMessage] = TypeAdapter(
-    ModelMessage, config=ConfigDict(defer_build=True, ser_json_bytes="base64", val_json_bytes="base64")
-)
+# Configured as pydantic-ai's ModelMessagesTypeAdapter (the same JSON): one message at a time,
+# and responses (every step records one) through their own type, sparing the union's discriminator.
+_CONFIG = ConfigDict(defer_build=True, ser_json_bytes="base64", val_json_bytes="base64")
+_MESSAGE: TypeAdapter[ModelMessage] = TypeAdapter(ModelMessage, config=_CONFIG)
+_RESPONSES: TypeAdapter[list[ModelResponse]] = TypeAdapter(list[ModelResponse], config=_CONFIG)
 
 
 def dump_message(message: ModelMessage) -> dict[str, Any]:
@@ -50,8 +51,13 @@ def dump_message(message: ModelMessage) -> dict[str, Any]:
     return dumped
 
 
-def load_message(data: dict[str, Any]) -> ModelMessage:
-    return _MESSAGE.validate_python(data)
+def dump_response(response: ModelResponse) -> dict[str, Any]:
+    dumped: dict[str, Any] = _RESPONSES.dump_python([response], mode="json")[0]
+    return dumped
+
+
+def load_response(data: dict[str, Any]) -> ModelResponse:
+    return _RESPONSES.validate_python([data])[0]
 
 
 def _strip(value: Any) -> Any:
@@ -104,7 +110,6 @@ class AgentTurn:
     ctx: Context
     agent: str
     steps: int = 0
-    last_response: ModelResponse | None = None
     tool_calls: dict[str, int] = field(default_factory=dict)
 
     async def _step(self, node: Step, run: Callable[[Context], Awaitable[Any]], run_id: str | None) -> Any:
@@ -139,10 +144,9 @@ class AgentTurn:
         async def run(step: Context) -> dict[str, Any]:
             response = await call(step)
             live.append(response)
-            return {"request": request, "response": dump_message(response), "tools": tools}
+            return {"request": request, "response": dump_response(response), "tools": tools}
 
         recorded = await self._step(MODEL_STEP, run, self.step_run_id())
-        response: ModelMessage
         if live:  # asked just now: the live response is the recorded one
             response = live[0]
         else:
@@ -152,9 +156,7 @@ class AgentTurn:
                     f"of {self.ctx.node_path}: the recorded request differs from the one the agent makes now "
                     "(its instruction, input, tools or earlier answers changed). Start a new run."
                 )
-            response = load_message(recorded["response"])
-        assert isinstance(response, ModelResponse)
-        self.last_response = response
+            response = load_response(recorded["response"])
         self.tool_calls = {
             part.tool_call_id: number
             for number, part in enumerate((p for p in response.parts if isinstance(p, ToolCallPart)), start=1)
