@@ -1,7 +1,7 @@
 """The index behind the runs list's text search, one per database, and the filter that uses it.
 
 `Session.search_text` is the run's input and output JSON in lower case, a column the database
-keeps itself. PostgreSQL indexes it with a pg_trgm GIN index, which serves ``LIKE '%words%'``
+keeps itself (generated on SQLite, filled by a trigger on PostgreSQL: below). PostgreSQL indexes it with a pg_trgm GIN index, which serves ``LIKE '%words%'``
 as it is. SQLite has no such index for a plain table, so its triggers copy the column into an
 FTS5 table with the trigram tokenizer, which serves ``GLOB '*words*'`` (GLOB, not LIKE: an
 FTS5 LIKE with an ESCAPE clause is not answered from the index). Both answer exact substring
