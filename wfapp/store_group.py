@@ -99,7 +99,8 @@ class GroupCommit:
 
     async def _commit(self, group: list[_Queued]) -> list[BaseException | None]:
         if connection.vendor != "postgresql":
-            return await self._run_in_thread(None, commit_group, group)
+            refused: list[BaseException | None] = await self._run_in_thread(None, commit_group, group)
+            return refused
         try:
             updated = await self._statement(group)
         except asyncio.CancelledError:
@@ -128,12 +129,12 @@ class GroupCommit:
                 params.pop(django_only, None)
             self._conn = await psycopg.AsyncConnection.connect(**params, autocommit=True)
             self._sql = store_sql.group_append(connection.ops.quote_name)
-        rows, events = zip(*(store_sql.group_rows(i.session_id, i.events, i.batch.lease) for i in group))
+        parts = [store_sql.group_rows(i.session_id, i.events, i.batch.lease) for i in group]
+        rows = f"[{','.join(row for row, _ in parts)}]"
+        events = f"[{','.join(events for _, events in parts)}]"
         touch = store_sql.touch_times(timezone.now(), False)
         assert self._sql is not None
-        cursor = await self._conn.execute(
-            self._sql, [f"[{','.join(rows)}]", *touch, f"[{','.join(events)}]"], prepare=True
-        )
+        cursor = await self._conn.execute(self._sql, [rows, *touch, events], prepare=True)
         return {row[0] for row in await cursor.fetchall()}
 
     async def close(self) -> None:
