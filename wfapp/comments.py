@@ -93,15 +93,25 @@ def _keep_settled(session_id: str, before: int, seq: int) -> None:
 
 
 def comments(
-    session_id: str, *, interrupt_id: str | None = None, seq: int | None = None
+    session_id: str,
+    *,
+    interrupt_id: str | None = None,
+    seq: int | None = None,
+    after: int = 0,
+    limit: int | None = None,
 ) -> list[dict[str, Any]]:
     """The run's comments in log order, as plain data (reports, the API); only those about the
-    question ``interrupt_id``, or only the one at ``seq``, when given."""
+    question ``interrupt_id``, or only the one at ``seq``, when given; with ``after`` and
+    ``limit``, at most ``limit`` of those with a greater seq (a page)."""
     rows = EventRow.objects.filter(session_id=session_id, kind="comment").order_by("seq")
     if interrupt_id is not None:
         rows = rows.filter(data__interrupt__id=interrupt_id)
     if seq is not None:
         rows = rows.filter(seq=seq)
+    if after:
+        rows = rows.filter(seq__gt=after)
+    if limit is not None:
+        rows = rows[:limit]
     return [
         {
             "seq": row.seq,

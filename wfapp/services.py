@@ -1,4 +1,5 @@
-"""The business actions: start, answer, cancel and retry runs. Views, consumers and the CLI call these.
+"""The business actions: start, answer, cancel and retry runs (claims on questions: ``wfapp.claims``).
+Views, consumers and the CLI call these.
 
 Each action checks everything first and raises a ``ValueError`` subclass (from
 ``wfapp.errors`` or ``engine.errors``) without writing anything when the request is bad.
@@ -33,14 +34,12 @@ from engine.errors import (
 from engine.limits import check_input
 from engine.runner import check_reason
 
-from . import assignment, audit, doorbell, failures, rejections, runtime
+from . import audit, doorbell, failures, rejections, runtime
 from . import lease as leases
 from .audit import actor_name
 from .errors import (
     InputValidationError,
     NotAssignedError,
-    NotPermitted,
-    QuestionClosedError,
     RejectionReasonError,
     RunStateError,
     UnknownRunError,
@@ -52,7 +51,6 @@ from .permissions import (
     answer_refusal,
     can_answer,
     can_cancel,
-    can_reassign,
     can_retry,
     can_view,
     check_start,
@@ -65,7 +63,8 @@ from .worker import dispatch
 _CONFLICT_RETRIES = 20
 
 
-def _session(session_id: str) -> Session:
+def session_row(session_id: str) -> Session:
+    """The run's row; ``UnknownRunError`` when there is none."""
     try:
         return Session.objects.get(pk=session_id)
     except Session.DoesNotExist:
@@ -75,7 +74,7 @@ def _session(session_id: str) -> Session:
 def _permitted_session(session_id: str, user: Any, allowed: Any, action: str) -> Session:
     """The run, once ``user`` (unless None, the trusted system) passes ``allowed(user, session)``;
     a run ``user`` may not view is unknown to them."""
-    session = _session(session_id)
+    session = session_row(session_id)
     if user is not None:
         if not can_view(user, session.workflow):
             raise UnknownRunError(session_id)
@@ -165,7 +164,7 @@ async def _already_answered(
 def _answerable_session(session_id: str, interrupt_id: str, user: Any, value: Any) -> Session:
     """The run, once ``user`` may answer this question (a refusal on a known question is
     recorded); a run ``user`` may not view is unknown to them."""
-    session = _session(session_id)
+    session = session_row(session_id)
     if can_answer(user, session.workflow):
         _check_assigned(session_id, interrupt_id, user, value)
     else:
@@ -184,7 +183,8 @@ def _answerable_session(session_id: str, interrupt_id: str, user: Any, value: An
     return session
 
 
-def _pending_row(session_id: str, interrupt_id: str) -> Interrupt | None:
+def pending_row(session_id: str, interrupt_id: str) -> Interrupt | None:
+    """The question's inbox row while it is pending (None once answered, withdrawn or cancelled)."""
     return (
         Interrupt.objects.select_related("session")
         .filter(session_id=session_id, interrupt_id=interrupt_id, status=InterruptStatus.PENDING)
@@ -194,7 +194,7 @@ def _pending_row(session_id: str, interrupt_id: str) -> Interrupt | None:
 
 def _check_assigned(session_id: str, interrupt_id: str, user: Any, value: Any) -> None:
     """Refuse (and record) an answer by someone the question's assignees, claim or quorum exclude."""
-    row = _pending_row(session_id, interrupt_id)
+    row = pending_row(session_id, interrupt_id)
     reason = answer_refusal(user, row) if row is not None else None
     if reason is not None:
         who = actor_name(user)
@@ -240,7 +240,7 @@ async def answer_interrupt(
     session = await sync_to_async(_answerable_session)(session_id, interrupt_id, user, value)
     to_comment = None
     if reason is not None:
-        row = await sync_to_async(_pending_row)(session_id, interrupt_id)
+        row = await sync_to_async(pending_row)(session_id, interrupt_id)
         if row is not None:
             try:
                 value, to_comment = rejections.with_reason(row.response_schema, value, reason)
@@ -285,76 +285,6 @@ async def _rejection_comment(session_id: str, interrupt_id: str, user: Any, reas
         .afirst()
     )
     await add_comment(session_id, f"Rejected: {reason}", user=user, interrupt_pk=pk)
-
-
-# -- claim, unclaim, reassign (issue 17) --------------------------------------------------------------
-
-
-def _decidable(
-    session_id: str, interrupt_id: str, user: Any, decision: str, users: list[str] | None
-) -> Session:
-    """The run, once ``user`` may take ``decision`` on the pending question; raises otherwise."""
-    row = _pending_row(session_id, interrupt_id)
-    if row is None:
-        session = _session(session_id)
-        raise QuestionClosedError(session.pk, interrupt_id)
-    if decision == "reassign":
-        require(can_reassign(user), user, "reassign questions")
-        unknown = assignment.unknown_names_sync(list(users or []))
-        if unknown:
-            raise InputValidationError(
-                row.workflow, {"users": [f"no known user or group: {', '.join(unknown)}"]}
-            )
-    elif not can_answer(user, row.workflow):
-        if not can_view(user, row.workflow):
-            raise UnknownRunError(session_id)
-        require(False, user, f"answer interrupts of {row.workflow!r}")
-    elif decision == "claim":
-        reason = answer_refusal(user, row)
-        if reason is not None and not row.claimed_by:
-            raise NotAssignedError(f"{actor_name(user)} may not claim this question: {reason}")
-    return row.session
-
-
-async def decide_interrupt(
-    session_id: str, interrupt_id: str, decision: str, *, user: Any, users: list[str] | None = None
-) -> None:
-    """Record a ``claim``, ``unclaim`` or ``reassign`` (to ``users``) of a pending question as an
-    event of its run; the inbox row follows in the same transaction.
-
-    Raises ``NotPermitted`` (only someone who may answer it claims it; only a holder of
-    ``wfapp.reassign_interrupt`` reassigns or unclaims for someone else), ``UnknownRunError``,
-    ``QuestionClosedError`` (no longer pending), ``InputValidationError`` (an unknown user or group),
-    ``engine.errors.InterruptClaimedError`` (held by someone else: one of two claims wins) or
-    ``engine.errors.DecisionError``.
-    """
-    session = await sync_to_async(_decidable)(session_id, interrupt_id, user, decision, users)
-    actor = actor_name(user)
-    if actor is None:
-        raise NotPermitted("An anonymous user may not claim questions")
-    force = decision == "unclaim" and await sync_to_async(can_reassign)(user)
-    runner = Runner(get_workflow(session.workflow, session.version or None), store=DjangoEventStore())
-    try:
-        await runner.decide(session_id, interrupt_id, decision, actor, users=users, force=force)
-    except UnknownInterruptError:  # answered, withdrawn or cancelled meanwhile
-        raise QuestionClosedError(session_id, interrupt_id) from None
-    except SessionStateError as refused:
-        raise RunStateError(str(refused)) from None
-
-
-async def claim_interrupt(session_id: str, interrupt_id: str, *, user: Any) -> None:
-    """Hold a pending question so that only you answer it (others still see it)."""
-    await decide_interrupt(session_id, interrupt_id, "claim", user=user)
-
-
-async def unclaim_interrupt(session_id: str, interrupt_id: str, *, user: Any) -> None:
-    """Let go of a question you hold (an admin may free anyone's)."""
-    await decide_interrupt(session_id, interrupt_id, "unclaim", user=user)
-
-
-async def reassign_interrupt(session_id: str, interrupt_id: str, users: list[str], *, user: Any) -> None:
-    """Make ``users`` (user names and ``group:`` names) the ones who may answer (admins only)."""
-    await decide_interrupt(session_id, interrupt_id, "reassign", user=user, users=users)
 
 
 # -- cancel and retry -------------------------------------------------------------------------------
@@ -408,16 +338,21 @@ async def record_retry(
     node: str | None = None,
     node_input: Any = None,
     edited: bool = False,
+    reason: str = "",
 ) -> None:
     """Record in the log that ``user`` retries the failed run (a ``retry`` event), executing nothing.
 
     ``node``
     names the failed node the operator retries (one of ``failures.node_failures``); with
     ``edited``, ``node_input`` is that node's input from now on, checked against the node's
-    input schema. Raises ``NotPermitted``, ``UnknownRunError``, ``RunStateError`` (not failed),
+    input schema; ``reason`` (optional) is kept with the retry and shown beside it. Raises
+    ``NotPermitted``, ``UnknownRunError``, ``RunStateError`` (not failed),
     ``engine.errors.NotFailedNodeError``, ``InputValidationError`` (``field_errors``) or
-    ``ValueLimitError``; nothing is written then.
+    ``ValueLimitError`` (an input or a reason the log cannot keep); nothing is written then.
     """
+    reason = reason.strip()
+    if reason:
+        check_reason(reason)
     session = await check_retry(session_id, user=user)
     workflow = get_workflow(session.workflow, session.version or None)
     if edited:
@@ -433,7 +368,11 @@ async def record_retry(
     for _ in range(_CONFLICT_RETRIES):
         try:
             await runner.record_retry(
-                session_id, node, node_input if edited else None, actor=actor_name(user)
+                session_id,
+                node,
+                node_input if edited else None,
+                actor=actor_name(user),
+                reason=reason or None,
             )
             break
         except ConcurrencyError:
@@ -453,9 +392,10 @@ async def retry_run(
     node: str | None = None,
     node_input: Any = None,
     edited: bool = False,
+    reason: str = "",
 ) -> None:
     """``record_retry``, then have the run advanced in the background: completed nodes replay,
     the failed ones run again (the named node with its edited input)."""
-    await record_retry(session_id, user=user, node=node, node_input=node_input, edited=edited)
+    await record_retry(session_id, user=user, node=node, node_input=node_input, edited=edited, reason=reason)
     # A job already queued for the run advances it too: the retry is in the log either way.
     await sync_to_async(dispatch.advance_later)(session_id, retry=True)

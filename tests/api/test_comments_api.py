@@ -38,7 +38,10 @@ async def test_comments_on_a_run_and_its_question_are_listed_in_order_and_are_ev
     about = (await as_bob.get(f"interrupts/{manager['id']}/comments")).json()["items"]
     assert [c["text"] for c in about] == ["Over budget?", "Within policy."]
     other = run["pending"][1]
-    assert (await as_bob.get(f"interrupts/{other['id']}/comments")).json() == {"items": []}
+    assert (await as_bob.get(f"interrupts/{other['id']}/comments")).json() == {
+        "items": [],
+        "next_after": None,
+    }
 
     events = (await as_alice.get(f"runs/{run['id']}/events?after={run['last_seq']}")).json()["items"]
     assert [(e["kind"], e["seq"], e["data"]["message"]) for e in events] == [
@@ -46,6 +49,26 @@ async def test_comments_on_a_run_and_its_question_are_listed_in_order_and_are_ev
     ]
     still = (await as_alice.get(f"runs/{run['id']}")).json()
     assert still["status"] == "waiting" and len(still["pending"]) == 2  # a comment changes nothing
+
+
+async def test_comments_come_a_page_at_a_time(waiting_run: Callable[..., Any], as_alice: Api) -> None:
+    run = await waiting_run()
+    question = run["pending"][0]["id"]
+    for n in range(5):
+        body = {"text": f"note {n}", **({"question": question} if n % 2 else {})}
+        assert (await as_alice.post(f"runs/{run['id']}/comments", body)).status_code == 201
+    texts, after, pages = [], 0, 0
+    while after is not None:
+        page = (await as_alice.get(f"runs/{run['id']}/comments?limit=2&after={after}")).json()
+        texts += [c["text"] for c in page["items"]]
+        after, pages = page["next_after"], pages + 1
+    assert texts == [f"note {n}" for n in range(5)] and pages == 3
+    first = (await as_alice.get(f"interrupts/{question}/comments?limit=1")).json()
+    assert [c["text"] for c in first["items"]] == ["note 1"]
+    rest = (await as_alice.get(f"interrupts/{question}/comments?after={first['next_after']}")).json()
+    assert [c["text"] for c in rest["items"]] == ["note 3"] and rest["next_after"] is None
+    for bad in ("limit=0", "limit=101", "after=-1", "after=x"):
+        assert (await as_alice.get(f"runs/{run['id']}/comments?{bad}")).status_code == 422
 
 
 async def test_who_may_read_and_add_comments_is_who_may_on_the_run_page(

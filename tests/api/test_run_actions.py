@@ -88,6 +88,15 @@ async def test_retry_with_an_edited_input_completes_with_it_and_records_who(
     assert (retry.author, retry.node_path, retry.data["input"]) == ("alice", POST_ORDER, edited["input"])
 
 
+async def test_retry_keeps_its_reason_in_the_log(engine_runtime: Any, as_alice: Api) -> None:
+    run_id = await _failed_order(as_alice)
+    body = {"node": POST_ORDER, "input": {"sku": "A-1", "quantity": 4}, "reason": "  ledger limit is 10  "}
+    assert (await as_alice.post(f"runs/{run_id}/retry", body)).status_code == 202
+    await settled(run_id, "completed")
+    retry = await Event.objects.aget(session_id=run_id, kind="retry")
+    assert retry.data["message"] == "ledger limit is 10"
+
+
 async def test_retry_of_one_named_failed_node_runs_it_again(engine_runtime: Any, as_alice: Api) -> None:
     run_id = await _failed_order(as_alice)
     retried = await as_alice.post(f"runs/{run_id}/retry", {"node": POST_ORDER})
@@ -109,6 +118,9 @@ async def test_retry_of_one_named_failed_node_runs_it_again(engine_runtime: Any,
         ({"node": ""}, "node", "at least 1 character"),
         ({"node": POST_ORDER, "inputs": {}}, "inputs", "Extra inputs"),
         ({"node": POST_ORDER, "input": {"sku": "A\x00", "quantity": 2}}, "input.sku", "NUL"),
+        ({"reason": "x" * 2001}, "reason", "2001 characters long"),
+        ({"node": POST_ORDER, "reason": "bad\x00byte"}, "reason", "NUL"),
+        ({"reason": 7}, "reason", "string"),
     ],
 )
 async def test_a_bad_retry_body_is_a_422_naming_what_and_writes_nothing(
@@ -124,7 +136,7 @@ async def test_a_bad_retry_body_is_a_422_naming_what_and_writes_nothing(
 
 async def test_the_openapi_document_describes_the_cancel_and_retry_bodies(as_alice: Api) -> None:
     schema = (await as_alice.get("openapi.json")).json()
-    for path, fields in (("cancel", {"reason"}), ("retry", {"node", "input"})):
+    for path, fields in (("cancel", {"reason"}), ("retry", {"node", "input", "reason"})):
         operation = schema["paths"][f"/api/v1/runs/{{run_id}}/{path}"]["post"]
         body = operation["requestBody"]
         assert body.get("required") is not True

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 
+from engine import Runner
 from tests.api.conftest import EXPENSE, Api, request_thread
 from tests.api.sse import Reader
+from wfapp import services
 from wfapp.api import tokens
 from wfapp.models import ApiToken, Event
+from wfapp.registry import get_workflow
+from wfapp.store import DjangoEventStore
 
 
 async def _stream(api: Api, path: str, **headers: str) -> Reader:
@@ -164,3 +171,35 @@ async def test_an_inbox_stream_resumed_after_a_disconnect_gets_every_missed_chan
     await again.close()
     refused = await as_bob.get("interrupts/stream", **{"Last-Event-ID": "latest"})
     assert refused.status_code == 400 and refused.json()["type"] == "/api/v1/problems/bad-request"
+
+
+async def test_a_models_text_streams_as_text_frames_then_the_recorded_step(
+    settings: Any, alice: User, as_alice: Api, tmp_path: Path
+) -> None:
+    settings.WFAPP_WORKFLOWS = [*settings.WFAPP_WORKFLOWS, "tests.web.flows:streaming"]
+    run, _ = await services.create_run("web_streaming", {"gates": str(tmp_path)}, user=alice)
+    await Runner(get_workflow("web_streaming"), store=DjangoEventStore()).advance(run)
+    await services.answer_interrupt(run, "go", True, user=alice, advance=False)
+    stream = await _stream(as_alice, f"runs/{run}/stream")
+    before = await _seqs(run)
+    assert [(await stream.next()).id for _ in before] == before
+    driving = asyncio.ensure_future(
+        Runner(get_workflow("web_streaming"), store=DjangoEventStore(own_thread=True)).advance(run)
+    )
+    texts = []
+    for number in range(3):
+        (tmp_path / str(number)).touch()  # let the scripted model say its next piece
+        frames = await stream.until("text")
+        texts.append(frames[-1])
+    assert [(f.data["offset"], f.data["text"], f.id) for f in texts] == [
+        (0, "Once ", None),
+        (5, "upon ", None),
+        (10, "a <time>.", None),
+    ]
+    assert texts[0].data["node_path"].startswith("web_streaming@1/narrator@1/")
+    assert (await driving).output == "Once upon a <time>."
+    rest = await stream.until("end")
+    step = next(f for f in rest if f.event == "message" and "Once upon a <time>." in json.dumps(f.data))
+    assert isinstance(step.id, int)  # the recorded step, with the whole answer, has its seq
+    assert not any(f.event == "text" for f in rest[rest.index(step) :])
+    await stream.close()

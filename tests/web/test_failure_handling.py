@@ -165,6 +165,42 @@ def test_a_whole_run_retry_is_recorded_with_who(operator_client: Client, start_r
     assert (retry.node_path, retry.author, retry.data) == ("web_orders@1", "olga", {})
 
 
+def test_a_retry_keeps_its_reason_and_the_page_shows_it(operator_client: Client, start_run) -> None:
+    run = start_run("web_orders", {"sku": "A-1", "quantity": 12})
+    html = _page(operator_client, run)
+    assert (
+        'id="retry-reason-input"' in html
+        and 'aria-label="Reason for retrying web_orders@1/post_order@1"' in html
+    )
+    response = operator_client.post(
+        reverse("run-retry", args=[run]),
+        {"node": "web_orders@1/post_order@1", "reason": "ledger back up"},
+        **HX,
+    )
+    assert response.status_code == 200
+    assert Event.objects.get(session_id=run, kind="retry").data["message"] == "ledger back up"
+    assert "Retried by <strong>olga</strong>" in _page(operator_client, run)
+    assert "ledger back up" in _page(operator_client, run)
+
+
+def test_an_edited_retry_keeps_its_reason_and_refuses_a_reason_too_long(
+    operator_client: Client, start_run
+) -> None:
+    run = start_run("web_orders", {"sku": "A-1", "quantity": 12})
+    url = reverse("run-retry", args=[run]) + "?node=web_orders@1/post_order@1&edit=1"
+    assert 'name="reason"' in operator_client.get(reverse("run", args=[run])).content.decode()
+    before = _kinds(run)
+    too_long = operator_client.post(url, {"f.sku": "A-1", "f.quantity": "4", "reason": "x" * 2001}, **HX)
+    assert too_long.status_code == 422 and "2001 characters long" in too_long.content.decode()
+    invalid = operator_client.post(url, {"f.sku": "A-1", "f.quantity": "0", "reason": "typo fixed"}, **HX)
+    assert invalid.status_code == 422 and 'value="typo fixed"' in invalid.content.decode()
+    assert _kinds(run) == before
+    done = operator_client.post(url, {"f.sku": "A-1", "f.quantity": "4", "reason": "typo fixed"}, **HX)
+    assert done.status_code == 200
+    retry = Event.objects.get(session_id=run, kind="retry")
+    assert (retry.data["input"], retry.data["message"]) == ({"sku": "A-1", "quantity": 4}, "typo fixed")
+
+
 def test_a_page_open_elsewhere_hears_of_the_retry_live(
     operator_client: Client, operator: Any, start_run
 ) -> None:

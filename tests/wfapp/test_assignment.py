@@ -20,7 +20,7 @@ from django.core.management.base import CommandError
 from engine.errors import InterruptClaimedError
 from tests.wfapp.helpers import settled, subprocess_env
 from tests.wfapp.human_flows import PATHS
-from wfapp import services
+from wfapp import claims, services
 from wfapp.errors import InputValidationError, NotAssignedError, NotPermitted, QuestionClosedError
 from wfapp.models import AnswerAttempt, AttemptOutcome, Event, Interrupt, InterruptStatus
 from wfapp.reports import run_report
@@ -103,8 +103,8 @@ async def test_two_claims_one_wins_and_the_holder_alone_answers(
     ann, bob = [await sync_to_async(person)(name, "finance") for name in ("ann", "bob")]
     session_id = await waiting_run("assigned", {"assignees": ["group:finance"]})
     outcomes = await asyncio.gather(
-        services.claim_interrupt(session_id, "decide", user=ann),
-        services.claim_interrupt(session_id, "decide", user=bob),
+        claims.claim_interrupt(session_id, "decide", user=ann),
+        claims.claim_interrupt(session_id, "decide", user=bob),
         return_exceptions=True,
     )
     lost = [o for o in outcomes if isinstance(o, BaseException)]
@@ -115,12 +115,12 @@ async def test_two_claims_one_wins_and_the_holder_alone_answers(
     with pytest.raises(NotAssignedError, match=f"claimed by {holder}"):
         await services.answer_interrupt(session_id, "decide", {"approved": False}, user=other)
     with pytest.raises(InterruptClaimedError):
-        await services.unclaim_interrupt(session_id, "decide", user=other)
-    await services.unclaim_interrupt(session_id, "decide", user=ann if holder == "ann" else bob)
+        await claims.unclaim_interrupt(session_id, "decide", user=other)
+    await claims.unclaim_interrupt(session_id, "decide", user=ann if holder == "ann" else bob)
     assert (await row(session_id)).claimed_by == ""
     await services.answer_interrupt(session_id, "decide", {"approved": False}, user=other)
     assert (await settled(session_id, "completed")).output["approved"] is False
-    for late in (services.claim_interrupt, services.unclaim_interrupt):  # closed: one error for all callers
+    for late in (claims.claim_interrupt, claims.unclaim_interrupt):  # closed: one error for all callers
         with pytest.raises(QuestionClosedError, match=r"'decide' of run .* is no longer pending"):
             await late(session_id, "decide", user=other)
     assert await decisions(session_id) == [("claim", holder), ("unclaim", holder)]
@@ -132,13 +132,13 @@ async def test_an_admin_reassigns_and_bad_names_change_nothing(
     ann, root = await sync_to_async(person)("ann"), await sync_to_async(person)("root", admin=True)
     dave = await sync_to_async(person)("dave")
     session_id = await waiting_run("assigned", {"assignees": ["ann"]})
-    await services.claim_interrupt(session_id, "decide", user=ann)
+    await claims.claim_interrupt(session_id, "decide", user=ann)
     with pytest.raises(NotPermitted, match="ann may not reassign questions"):
-        await services.reassign_interrupt(session_id, "decide", ["dave"], user=ann)
+        await claims.reassign_interrupt(session_id, "decide", ["dave"], user=ann)
     with pytest.raises(InputValidationError, match="no known user or group: zed"):
-        await services.reassign_interrupt(session_id, "decide", ["dave", "zed"], user=root)
+        await claims.reassign_interrupt(session_id, "decide", ["dave", "zed"], user=root)
     assert await decisions(session_id) == [("claim", "ann")]
-    await services.reassign_interrupt(session_id, "decide", ["dave"], user=root)
+    await claims.reassign_interrupt(session_id, "decide", ["dave"], user=root)
     question = await row(session_id)
     assert (question.assignees, question.claimed_by) == ("|dave|", "dave")
     with pytest.raises(NotAssignedError):

@@ -42,3 +42,25 @@ def test_retry_names_a_failed_node_and_cancel_keeps_a_reason(alice: User) -> Non
     assert cancelled["status"] == "cancelled"
     status = Event.objects.filter(session_id=run, kind="status").order_by("-seq").first()
     assert status is not None and (status.author, status.data["message"]) == ("alice", "region closed")
+
+
+def test_retry_with_an_edited_input_and_a_reason(alice: User) -> None:
+    run = wf("start", "web_stock_take", "--input", json.dumps({"region": "east"}), "--user", "alice")["run"]
+    node = "web_stock_take@1/price_stock@1"
+    events = Event.objects.filter(session_id=run).count()
+    with pytest.raises(CommandError, match="The reason is 2001 characters long"):
+        wf("retry", run, "--node", node, "--input", '{"region": "east"}', "--reason", "x" * 2001)
+    with pytest.raises(CommandError, match="--input"):
+        wf("retry", run, "--node", node, "--input", "{not json", "--user", "alice")
+    with pytest.raises(CommandError, match="edited input needs the failed node"):
+        wf("retry", run, "--input", '{"region": "east"}', "--user", "alice")
+    assert Event.objects.filter(session_id=run).count() == events  # nothing written
+
+    done = wf(
+        "retry", run, "--node", node, "--input", '{"region": "east", "fixed": true}',
+        "--reason", "price list uploaded", "--user", "alice",
+    )  # fmt: skip
+    assert done["status"] == "completed"
+    retry = Event.objects.get(session_id=run, kind="retry")
+    assert retry.data["message"] == "price list uploaded"
+    assert retry.data["input"] == {"region": "east", "fixed": True}

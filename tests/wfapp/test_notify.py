@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from engine import Event, Runner
 from tests.wfapp.helpers import settled
-from wfapp import services
+from wfapp import claims, services
 from wfapp.models import (
     AnswerLink,
     Delivery,
@@ -270,7 +270,7 @@ async def test_assigned_questions_notify_their_assignees_and_a_reassignment_the_
         t async for t in Delivery.objects.filter(notice__kind="question").values_list("target", flat=True)
     ]
     assert question == ["bea@example.com"]  # the assignees, not everyone who may answer
-    await services.reassign_interrupt(session_id, "decide", ["ann"], user=admin)
+    await claims.reassign_interrupt(session_id, "decide", ["ann"], user=admin)
     # Recorded with the decision: there as soon as it is committed, no thread to wait for.
     assigned = [
         t async for t in Delivery.objects.filter(notice__kind="assigned").values_list("target", flat=True)

@@ -12,8 +12,9 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest
-from ninja import Router
+from ninja import Query, Router, Schema
 from ninja.responses import Status
+from pydantic import Field
 
 from engine.errors import ValueLimitError
 from wfapp import comments
@@ -31,16 +32,31 @@ interrupts_router = Router(tags=["comments"])
 CREATE_PROBLEMS = problems(401, 403, 404, 409, 413, 415, 422)
 
 
-def _run_comments(user: Any, session_id: str) -> dict[str, Any]:
+COMMENTS_PAGE = 100
+
+
+class CommentQuery(Schema):
+    after: int = Field(0, ge=0, description="Only comments with a greater seq (a page's `next_after`).")
+    limit: int = Field(COMMENTS_PAGE, ge=1, le=COMMENTS_PAGE, description="At most this many.")
+
+
+def _page(session_id: str, query: CommentQuery, interrupt_id: str | None = None) -> dict[str, Any]:
+    found = comments.comments(session_id, interrupt_id=interrupt_id, after=query.after, limit=query.limit + 1)
+    more = len(found) > query.limit
+    items = found[: query.limit]
+    return {"items": [comment(c) for c in items], "next_after": items[-1]["seq"] if more else None}
+
+
+def _run_comments(user: Any, session_id: str, query: CommentQuery) -> dict[str, Any]:
     session = queries.get_run(user, session_id)
     if session is None:
         raise Problem("not-found", f"No run {session_id!r}.")
-    return {"items": [comment(c) for c in comments.comments(session.pk)]}
+    return _page(session.pk, query)
 
 
-def _question_comments(user: Any, pk: int) -> dict[str, Any]:
+def _question_comments(user: Any, pk: int, query: CommentQuery) -> dict[str, Any]:
     _, session_id, interrupt_id = reads.question_document(user, pk)
-    return {"items": [comment(c) for c in comments.comments(session_id, interrupt_id=interrupt_id)]}
+    return _page(session_id, query, interrupt_id)
 
 
 async def _add(user: Any, session_id: str, text: str, question: int | None) -> Status[dict[str, Any]]:
@@ -53,11 +69,14 @@ async def _add(user: Any, session_id: str, text: str, question: int | None) -> S
 
 
 @runs_router.get(
-    "/{run_id}/comments", response={200: CommentList, **problems(401, 404)}, summary="A run's comments"
+    "/{run_id}/comments",
+    response={200: CommentList, **problems(401, 404, 422)},
+    summary="A run's comments",
 )
-async def list_run_comments(request: HttpRequest, run_id: str) -> Any:
-    """Every comment on the run and on its questions, in the order they were made."""
-    return await sync_to_async(_run_comments)(caller(request), run_id)
+async def list_run_comments(request: HttpRequest, run_id: str, query: Query[CommentQuery]) -> Any:
+    """The comments on the run and on its questions, in the order they were made, a page at a
+    time (`after` the previous page's `next_after`)."""
+    return await sync_to_async(_run_comments)(caller(request), run_id, query)
 
 
 @runs_router.post(
@@ -73,12 +92,13 @@ async def add_run_comment(request: HttpRequest, run_id: str, body: CommentBody) 
 
 @interrupts_router.get(
     "/{int:question_id}/comments",
-    response={200: CommentList, **problems(401, 404)},
+    response={200: CommentList, **problems(401, 404, 422)},
     summary="A question's comments",
 )
-async def list_question_comments(request: HttpRequest, question_id: int) -> Any:
-    """The comments about this question (asked again under the same id: about any asking), in order."""
-    return await sync_to_async(_question_comments)(caller(request), question_id)
+async def list_question_comments(request: HttpRequest, question_id: int, query: Query[CommentQuery]) -> Any:
+    """The comments about this question (asked again under the same id: about any asking), in
+    order, a page at a time (`after` the previous page's `next_after`)."""
+    return await sync_to_async(_question_comments)(caller(request), question_id, query)
 
 
 @interrupts_router.post(

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Schema
 from pydantic import Field
 
-from wfapp import services
+from wfapp import claims, services
 from wfapp.errors import InputValidationError, NotAssignedError, NotPermitted, UnknownRunError
 
 from . import idempotency, live, reads
@@ -86,7 +86,7 @@ async def _decide(
     user = caller(request)
     _, session_id, interrupt_id = await sync_to_async(reads.question_document)(user, question_id)
     try:
-        await services.decide_interrupt(session_id, interrupt_id, decision, user=user, users=users)
+        await claims.decide_interrupt(session_id, interrupt_id, decision, user=user, users=users)
     except UnknownRunError:
         raise Problem("not-found", f"No question {question_id}.") from None
     except InputValidationError as refused:

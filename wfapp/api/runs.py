@@ -109,7 +109,9 @@ async def retry(request: HttpRequest, run_id: str, body: RetryBody | None = None
     body = body or RetryBody.model_validate({})
     edited = "input" in body.model_fields_set
     try:
-        await services.retry_run(run_id, user=user, node=body.node, node_input=body.input, edited=edited)
+        await services.retry_run(
+            run_id, user=user, node=body.node, node_input=body.input, edited=edited, reason=body.reason
+        )
     except ValueLimitError as refused:
-        raise refused_value(refused, "input") from None
+        raise refused_value(refused, "reason" if refused.what == "The reason" else "input") from None
     return Status(202, await sync_to_async(reads.run_document)(user, run_id))

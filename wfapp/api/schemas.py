@@ -58,6 +58,11 @@ class RetryBody(_Strict):
         description="The failed `node`'s input from now on (the dashboard's retry with edited "
         "input), checked against the node's input schema; omitted: the input it failed on.",
     )
+    reason: str = Field(
+        "",
+        description=f"Why the run is retried: kept in its log beside the retry; "
+        f"at most {MAX_REASON_CHARS} characters.",
+    )
 
 
 class ReassignBody(_Strict):
@@ -203,6 +208,9 @@ class Comment(Schema):
 
 class CommentList(Schema):
     items: list[Comment] = Field(description="Oldest first.")
+    next_after: int | None = Field(
+        description="Pass as `after` for the next page; null on the last.",
+    )
 
 
 class AnswerResult(Schema):

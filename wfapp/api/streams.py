@@ -19,7 +19,7 @@ from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Query, Router, Schema
 from pydantic import Field
 
-from wfapp.doorbell import INBOX_GROUP, session_group
+from wfapp.doorbell import INBOX_GROUP, NOTE_TYPE, session_group
 from wfapp.models import InterruptStatus, RunStatus
 from wfapp.web.queries import LIVE_BATCH
 
@@ -104,6 +104,10 @@ async def run_stream(request: HttpRequest, run_id: str, query: Query[StreamQuery
 
     Each event is `id: <seq>` and `data: <event JSON>`; when the run has completed or was
     cancelled the stream sends `event: end` and closes. `: keep-alive` comments keep it open.
+    While an agent's model answers, its text streams as `event: text` frames (`node_path`: the
+    model step, `offset`: where `text` starts in the answer), without an `id:`: they are not
+    stored, and the step's recorded event (with the whole answer) follows them; a client that
+    reconnects gets that event, not the text it missed.
     """
     user = caller(request)
     after = _resume_from(request, query.after)
@@ -125,11 +129,30 @@ async def _run_events(user: Any, session_id: str, after: int) -> AsyncIterator[s
                 yield frame({"run": session_id, "status": status, "last_seq": after}, event="end")
                 return
             rang = await bell.wait()
+            while rang is not None and rang.get("type") == NOTE_TYPE:  # text as a model streams it
+                text = _text_frame(rang, session_id)
+                if text:
+                    yield text
+                rang = await bell.wait()
             if await _revoked(user):
                 yield _revoked_frame()
                 return
             if rang is None:
                 yield ": keep-alive\n\n"
+
+
+def _text_frame(note: dict[str, Any], session_id: str) -> str:
+    """``event: text`` for a model's streamed text (never stored, so without an ``id:``); '' for
+    any other note."""
+    body, path = note.get("note"), note.get("node_path")
+    if note.get("session_id") != session_id or not isinstance(path, str) or not isinstance(body, dict):
+        return ""
+    offset, text = body.get("offset"), body.get("text")
+    if body.get("kind") != "model_text" or not isinstance(text, str):
+        return ""
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        return ""
+    return frame({"node_path": path, "offset": offset, "text": text}, event="text")
 
 
 class InboxQuery(Schema):

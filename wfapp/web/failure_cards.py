@@ -70,13 +70,14 @@ def failure_cards(
     return cards
 
 
-def retry_edited(session_id: str, user: Any, node: str, form: SchemaForm) -> bool:
-    """Retry failed ``node`` with the valid ``form``'s value as its input; False, with the
-    errors shown on the form, when the service refuses that input (nothing is written then).
+def retry_edited(session_id: str, user: Any, node: str, form: SchemaForm, reason: str = "") -> bool:
+    """Retry failed ``node`` with the valid ``form``'s value as its input (and the optional
+    ``reason``); False, with the errors shown on the form, when the service refuses that input
+    or the reason (nothing is written then).
     ``NotPermitted``, ``RunStateError`` and ``NotFailedNodeError`` are raised as they come."""
     try:
         async_to_sync(services.retry_run)(
-            session_id, user=user, node=node, node_input=form.value, edited=True
+            session_id, user=user, node=node, node_input=form.value, edited=True, reason=reason
         )
     except InputValidationError as invalid:
         form.add_errors(invalid.field_errors)

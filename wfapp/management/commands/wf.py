@@ -73,7 +73,10 @@ class Command(BaseCommand):
             sub.add_argument("run")
             sub.add_argument("--user", help=f"who does it (needs wfapp.{name}_run)")
         actions.choices["cancel"].add_argument("--reason", default="", help="why, kept in the log")
-        actions.choices["retry"].add_argument("--node", help="the failed node to retry (its path)")
+        retry = actions.choices["retry"]
+        retry.add_argument("--node", help="the failed node to retry (its path)")
+        retry.add_argument("--input", help="with --node: that node's input from now on, as JSON")
+        retry.add_argument("--reason", default="", help="why, kept in the log beside the retry")
         token = actions.add_parser("token", help="personal API tokens")
         token_actions = token.add_subparsers(dest="token_action", required=True, metavar="TOKEN_ACTION")
         create = token_actions.add_parser("create", help="create a token; prints it (only this once)")
@@ -239,15 +242,18 @@ class Command(BaseCommand):
         return await sync_to_async(run_report)(options["run"])
 
     async def _retry(self, options: dict[str, Any]) -> Any:
+        edit: dict[str, Any] = {"node": options.get("node"), "reason": options.get("reason") or ""}
+        if options.get("input") is not None:
+            edit.update(node_input=parse_json(options["input"], "--input"), edited=True)
         if workers_mode():
             await sync_to_async(check_workers_config)(needs_workers_mode=False)
             before = await sync_to_async(wait.settled_seq)(options["run"])
             user = await _user(options.get("user"))
-            await services.retry_run(options["run"], user=user, node=options.get("node"))
+            await services.retry_run(options["run"], user=user, **edit)
             await _wait(options, options["run"], before)
             return await sync_to_async(run_report)(options["run"])
         user = await _user(options.get("user"))
-        await services.record_retry(options["run"], user=user, node=options.get("node"))
+        await services.record_retry(options["run"], user=user, **edit)
         await _advance_here(options["run"], retry=True)
         return await sync_to_async(run_report)(options["run"])
 

@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from engine.errors import CallerError
-from wfapp import services
+from wfapp import claims
 from wfapp.errors import BadRequest, NotPermitted
 from wfapp.web import presenter, queries
 from wfapp.web.http import is_fragment_request, notice
@@ -22,7 +22,7 @@ def _decide(request: HttpRequest, pk: int, decision: str, users: list[str] | Non
         raise Http404("No such interrupt")
     target = f"#interrupt-{pk}"
     try:
-        async_to_sync(services.decide_interrupt)(
+        async_to_sync(claims.decide_interrupt)(
             row.session_id, row.interrupt_id, decision, user=request.user, users=users
         )
     except NotPermitted as refused:

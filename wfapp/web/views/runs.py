@@ -18,6 +18,7 @@ from django_htmx.http import HttpResponseClientRefresh, push_url
 
 from engine import limits
 from engine.errors import NotFailedNodeError, ValueLimitError
+from engine.runner import check_reason
 from wfapp import comments, permissions, services
 from wfapp.errors import InputValidationError, NotPermitted, RunStateError, UnknownRunError
 from wfapp.models import RunStatus
@@ -170,13 +171,19 @@ def cancel(request: HttpRequest, session_id: str) -> HttpResponse:
 @require_POST
 @login_required
 def retry(request: HttpRequest, session_id: str) -> HttpResponse:
-    """Retry the failed run, or the failed node `node`; `?edit=1` with that node's edited input."""
+    """Retry the failed run, or the failed node `node`; `?edit=1` with that node's edited input;
+    `reason` (optional) is kept with the retry."""
     node = request.POST.get("node") or request.GET.get("node") or None
+    reason = request.POST.get("reason", "")
     if request.GET.get("edit") != "1":
-        return _action(request, session_id, services.retry_run, node=node)
+        return _action(request, session_id, services.retry_run, node=node, reason=reason)
     session = _run(request, session_id)
     if node is None:
         return notice(request, "An edited input needs the failed node it is for (node=...)", status=422)
+    try:
+        check_reason(reason.strip())
+    except ValueLimitError as refused:  # before the form: it would show on the input's fields
+        return notice(request, str(refused), status=422)
     if too_large(request):
         return notice(request, too_large_message(request, "input"), status=413)
     if not permissions.can_retry(
@@ -191,7 +198,7 @@ def retry(request: HttpRequest, session_id: str) -> HttpResponse:
     form = card.form
     if form.is_valid():
         try:
-            if retry_edited(session.pk, request.user, node, form):
+            if retry_edited(session.pk, request.user, node, form, reason):
                 return _done(request, session.pk)
         except NotPermitted as refused:
             return notice(request, f"{refused}: ask an administrator for the permission.", status=403)
@@ -199,6 +206,7 @@ def retry(request: HttpRequest, session_id: str) -> HttpResponse:
             return notice(request, str(refused), status=409, kind="conflict")
     status = 200 if form.editing else 422  # a row added or removed is not an error
     if is_fragment_request(request):
-        return render(request, "wfapp/run.html#retry_form", {"card": card, "run": session}, status=status)
+        context = {"card": card, "run": session, "reason": reason}
+        return render(request, "wfapp/run.html#retry_form", context, status=status)
     cards = [card if c.node.path == node else c for c in failure_cards(session)]
     return _page(request, session, status, failures=cards)
