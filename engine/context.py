@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Iterator, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, MutableMapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from .errors import NodeUsageError, RuleViolation
+from .events import ErrorInfo
+from .limits import check_value, safe_text
+from .tracebacks import formatted
+from .writer import draft
 
 if TYPE_CHECKING:
     from .execution import SessionRun
@@ -289,6 +293,36 @@ class Context:
         ``rerun_on_resume=True``.
         """
         return self._run.run_child(self._ex, node_like, node_input, run_id, use_as_output)
+
+    async def step(self, name: str, work: Callable[[], Awaitable[Any]], *, run_id: str | None = None) -> Any:
+        """Run ``work`` once as a step recorded by one ``completed`` event at ``<this path>/<name>@<run id>``.
+
+        For work that asks nothing and runs no children (an agent's model or tool call), lighter
+        than ``run_node``: no node, no ``started`` event (a crash mid-work leaves nothing, so the
+        work runs again). ``work()`` returns JSON data, which the event keeps as the output; on
+        replay that comes back and ``work`` is not called. A failure is recorded at the step's
+        path, then raised.
+        """
+        run, ex = self._run, self._ex
+        path = f"{ex.path}/{name}@{ex.next_run_id(name) if run_id is None else run_id}"
+        record = run.index.records.get(path)
+        if record is not None and record.done:
+            return record.output
+        writer = run.writer
+        try:
+            output = await work()
+            check_value(output, f"The output of step {path}")
+        except Exception as error:
+            writer.raise_if_broken()
+            run.failures[id(error)] = (error, path)
+            info = ErrorInfo(
+                type=type(error).__name__, message=safe_text(str(error)), traceback=formatted(error)
+            )
+            await writer.write(draft("error", path, ex.author, error=info))
+            raise
+        if not writer.write_now(draft("completed", path, ex.author, output=output, output_for=[path])):
+            await writer.flush()
+        return output
 
     # Orchestration hooks, used by ``Workflow`` to run its graph nodes.
 

@@ -28,7 +28,7 @@ from ..errors import WorkflowError
 from ..events import RequestInput
 from ..nodes import BaseNode
 from .approval import approval_request, approval_result
-from .durable import AgentTurn, DurableModel, DurableTools, enter_turn, leave_turn
+from .durable import AgentTurn, DurableModel, durable_tool, enter_turn, leave_turn
 from .errors import AgentConfigurationError, AgentOutputError
 from .models import build_model, check_model, model_label
 from .steps import APPROVAL, REPLY
@@ -143,8 +143,7 @@ class LlmAgent(BaseNode):
         made = self._agents[root] = PydanticAgent(
             DurableModel(build_model(self._model, self.name)),
             output_type=self._output_spec(root),
-            tools=[t.pydantic_tool() for t in self._tools],
-            capabilities=[DurableTools()],
+            tools=[durable_tool(t.pydantic_tool()) for t in self._tools],
             retries=self.retries,
             name=self.name,
         )

@@ -1,12 +1,13 @@
 """Making a pydantic-ai run durable: every model response and tool call is a child node.
 
 ``DurableModel`` wraps the agent's model: each request runs as a ``model@n`` step (streamed
-when someone watches the run, see ``streaming.py``) whose output is the serialized ``ModelResponse`` (with the request that asked for it, for the
-transcript, and a fingerprint of that request). The step is committed before pydantic-ai
-sees the response, and on replay the recorded response comes back without calling the
-model. If the request being replayed is not the one recorded (the workflow changed), the
-run fails instead of diverging. ``DurableTools`` runs each tool call as a step named
-after the tool, numbered ``<model step>.<call>``.
+when someone watches the run, see ``streaming.py``) whose output is the serialized
+``ModelResponse``, with the request that asked for it (its last message: what is new in it)
+and a digest of the tools it offered. The step is committed before pydantic-ai sees the
+response, and on replay the recorded response comes back without calling the model. If the
+request being replayed is not the one recorded (the workflow changed), the run fails instead
+of diverging. ``durable_tool`` makes each call of a tool a step named after the tool,
+numbered ``<model step>.<call>``.
 """
 
 from __future__ import annotations
@@ -15,33 +16,34 @@ import hashlib
 import json
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from copy import copy
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter
-from pydantic_ai import ModelMessage, ModelResponse, ToolCallPart
-from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.capabilities.abstract import ValidatedToolArgs, WrapToolExecuteHandler
-from pydantic_ai.exceptions import ModelRetry, ToolRetryError
+from pydantic_ai import ModelMessage, ModelResponse, Tool, ToolCallPart
+from pydantic_ai._function_schema import FunctionSchema
+from pydantic_ai.exceptions import ModelRetry
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
-from pydantic_ai.tools import RunContext, ToolDefinition
+from pydantic_ai.tools import RunContext
 
 from ..context import Context
 from ..errors import WorkflowError
 from ..values import to_json
-from .steps import MODEL_STEP, Work, tool_step
+from .steps import MODEL_STEP, Step, Work, tool_step
 from .streaming import streamed, wants_stream
 
 _VOLATILE = frozenset({"timestamp", "run_id", "conversation_id"})
 _NESTED = (dict, list)
 
 
-# One message at a time, configured as pydantic-ai's ModelMessagesTypeAdapter (the same JSON).
-_MESSAGE: TypeAdapter[ModelMessage] = TypeAdapter(
-    ModelMessage, config=ConfigDict(defer_build=True, ser_json_bytes="base64", val_json_bytes="base64")
-)
+# Configured as pydantic-ai's ModelMessagesTypeAdapter (the same JSON): one message at a time,
+# and responses (every step records one) through their own type, sparing the union's discriminator.
+_CONFIG = ConfigDict(defer_build=True, ser_json_bytes="base64", val_json_bytes="base64")
+_MESSAGE: TypeAdapter[ModelMessage] = TypeAdapter(ModelMessage, config=_CONFIG)
+_RESPONSES: TypeAdapter[list[ModelResponse]] = TypeAdapter(list[ModelResponse], config=_CONFIG)
 
 
 def dump_message(message: ModelMessage) -> dict[str, Any]:
@@ -49,23 +51,56 @@ def dump_message(message: ModelMessage) -> dict[str, Any]:
     return dumped
 
 
-def load_message(data: dict[str, Any]) -> ModelMessage:
-    return _MESSAGE.validate_python(data)
+def dump_response(response: ModelResponse) -> dict[str, Any]:
+    dumped: dict[str, Any] = _RESPONSES.dump_python([response], mode="json")[0]
+    return dumped
+
+
+def load_response(data: dict[str, Any]) -> ModelResponse:
+    return _RESPONSES.validate_python([data])[0]
+
+
+def _strip(value: Any) -> Any:
+    """``value`` without the parts that differ between replays (timestamps, run ids)."""
+    if isinstance(value, dict):
+        return {k: _strip(v) if type(v) in _NESTED else v for k, v in value.items() if k not in _VOLATILE}
+    return [_strip(v) if type(v) in _NESTED else v for v in value]
+
+
+def _tool_names(parameters: ModelRequestParameters) -> list[str]:
+    return sorted(t.name for t in (*parameters.function_tools, *parameters.output_tools))
+
+
+_digests: dict[tuple[str, ...], str] = {}
+
+
+def tools_digest(parameters: ModelRequestParameters) -> str:
+    """A short digest of the tools a request offers (an agent offers the same few again and again)."""
+    names = tuple(t.name for t in (*parameters.function_tools, *parameters.output_tools))
+    digest = _digests.get(names)
+    if digest is None:
+        text = json.dumps(sorted(names))
+        digest = _digests[names] = hashlib.sha256(text.encode()).hexdigest()[:16]
+    return digest
 
 
 def fingerprint(request: dict[str, Any], parameters: ModelRequestParameters) -> str:
-    """What identifies a request across replays: its content and the tools offered, not its timestamps."""
-
-    def strip(value: Any) -> Any:  # only containers are walked: most values are scalars
-        if isinstance(value, dict):
-            return {k: strip(v) if type(v) in _NESTED else v for k, v in value.items() if k not in _VOLATILE}
-        return [strip(v) if type(v) in _NESTED else v for v in value]
-
-    tools = sorted(t.name for t in (*parameters.function_tools, *parameters.output_tools))
-    text = json.dumps(
-        [strip(request) if type(request) in _NESTED else request, tools], sort_keys=True, default=str
-    )
+    """How steps recorded before ``tools`` was kept identified their request: content and tools, hashed."""
+    text = json.dumps([_strip(request), _tool_names(parameters)], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def matches(
+    recorded: dict[str, Any], request: dict[str, Any], tools: str, parameters: ModelRequestParameters
+) -> bool:
+    """Whether a recorded model step answered the request the agent makes now (only read on replay).
+
+    A step records the request itself and a digest of the tools offered; one recorded by an
+    earlier version carries a ``fingerprint`` of both instead.
+    """
+    if "tools" not in recorded:
+        return bool(recorded.get("fingerprint") == fingerprint(request, parameters))
+    return bool(recorded["tools"] == tools and _strip(recorded.get("request") or {}) == _strip(request))
 
 
 @dataclass
@@ -75,8 +110,20 @@ class AgentTurn:
     ctx: Context
     agent: str
     steps: int = 0
-    last_response: ModelResponse | None = None
     tool_calls: dict[str, int] = field(default_factory=dict)
+
+    async def _step(self, node: Step, run: Callable[[Context], Awaitable[Any]], run_id: str | None) -> Any:
+        """``run`` as a recorded step: a child node when someone watches the run (its ``started``
+        event shows it in flight, and a model streams its text from the step's path), else one
+        ``completed`` event (``Context.step``). Either replays the same way."""
+        ctx = self.ctx
+        if ctx.watched:
+            return await ctx.run_node(node, Work(run), run_id=run_id)
+
+        def work() -> Awaitable[Any]:
+            return run(ctx)
+
+        return await ctx.step(node.name, work, run_id=run_id)
 
     def step_run_id(self) -> str | None:
         # A retried attempt must ask the model again, so its steps get paths of their own.
@@ -91,26 +138,25 @@ class AgentTurn:
     ) -> ModelResponse:
         self.steps += 1
         request = dump_message(messages[-1]) if messages else {}
-        asked = fingerprint(request, parameters)
-
+        tools = tools_digest(parameters)
         live: list[ModelResponse] = []
 
         async def run(step: Context) -> dict[str, Any]:
             response = await call(step)
             live.append(response)
-            return {"request": request, "response": dump_message(response), "fingerprint": asked}
+            return {"request": request, "response": dump_response(response), "tools": tools}
 
-        recorded = await self.ctx.run_node(MODEL_STEP, Work(run), run_id=self.step_run_id())
-        if recorded.get("fingerprint") != asked:
-            raise WorkflowError(
-                f"Agent '{self.agent}': the log no longer matches this workflow at model step {self.steps} "
-                f"of {self.ctx.node_path}: the recorded request differs from the one the agent makes now "
-                "(its instruction, input, tools or earlier answers changed). Start a new run."
-            )
-        # Asked just now: the live response (equal to the recorded one); else read it back.
-        response = live[0] if live else load_message(recorded["response"])
-        assert isinstance(response, ModelResponse)
-        self.last_response = response
+        recorded = await self._step(MODEL_STEP, run, self.step_run_id())
+        if live:  # asked just now: the live response is the recorded one
+            response = live[0]
+        else:
+            if not matches(recorded, request, tools, parameters):
+                raise WorkflowError(
+                    f"Agent '{self.agent}': the log no longer matches this workflow at model step {self.steps} "
+                    f"of {self.ctx.node_path}: the recorded request differs from the one the agent makes now "
+                    "(its instruction, input, tools or earlier answers changed). Start a new run."
+                )
+            response = load_response(recorded["response"])
         self.tool_calls = {
             part.tool_call_id: number
             for number, part in enumerate((p for p in response.parts if isinstance(p, ToolCallPart)), start=1)
@@ -123,21 +169,16 @@ class AgentTurn:
             number = len(self.tool_calls) + 1
             self.tool_calls[call_id or f"#{number}"] = number
 
-        asked_again: list[ToolRetryError] = []
-
         async def run(step: Context) -> dict[str, Any]:
             try:
                 result = await call()
-            except ToolRetryError as retry:  # the model is asked to try again: a result, not a failure
-                asked_again.append(retry)
-                return {"retry": str(retry.tool_retry.content)}
+            except ModelRetry as retry:  # the model is asked to try again: a result, not a failure
+                return {"retry": retry.message}
             return {"result": to_json(result, f"The result of tool {name}")}
 
-        recorded = await self.ctx.run_node(tool_step(name), Work(run), run_id=f"{self.steps}.{number}")
+        recorded = await self._step(tool_step(name), run, f"{self.steps}.{number}")
         if "retry" in recorded:
-            if asked_again:
-                raise asked_again[0]  # as pydantic-ai made it (its retry budget counted once)
-            raise ModelRetry(recorded["retry"])  # replayed: pydantic-ai counts and wraps it
+            raise ModelRetry(recorded["retry"])  # pydantic-ai counts it against the tool's retries
         return recorded["result"]
 
 
@@ -176,19 +217,24 @@ class DurableModel(WrapperModel):
         return await current_turn().model_step(call, messages, model_request_parameters)
 
 
-class DurableTools(AbstractCapability[Any]):
-    """Runs every tool call of the agent as a recorded step (a capability: the agent's own toolset stays its fast path)."""
+@dataclass(kw_only=True)
+class _DurableSchema(FunctionSchema):
+    """A tool's function schema whose every call runs as a recorded step of the agent node."""
 
-    async def wrap_tool_execute(
-        self,
-        ctx: RunContext[Any],
-        *,
-        call: ToolCallPart,
-        tool_def: ToolDefinition,
-        args: ValidatedToolArgs,
-        handler: WrapToolExecuteHandler,
-    ) -> Any:
-        async def execute() -> Any:
-            return await handler(args)
+    tool_name: str
 
-        return await current_turn().tool_step(call.tool_name, call.tool_call_id, execute)
+    async def call(self, args_dict: dict[str, Any], ctx: RunContext[Any]) -> Any:
+        def execute() -> Awaitable[Any]:
+            return FunctionSchema.call(self, args_dict, ctx)
+
+        return await current_turn().tool_step(self.tool_name, ctx.tool_call_id, execute)
+
+
+def durable_tool(made: Tool[Any]) -> Tool[Any]:
+    """``made`` with its calls recorded as steps (validation, schema and approval stay pydantic-ai's)."""
+    schema = made.function_schema
+    durable = copy(made)
+    durable.function_schema = _DurableSchema(
+        tool_name=made.name, **{f.name: getattr(schema, f.name) for f in fields(FunctionSchema)}
+    )
+    return durable

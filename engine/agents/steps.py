@@ -26,11 +26,10 @@ class Work:
 class Step(BaseNode):
     """Runs its ``Work`` input once and records the result as its output."""
 
-    async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
+    def _run_impl(self, *, ctx: Context, node_input: Any) -> Any:
+        """The work's coroutine: the executor takes its result as the output (no generator around it)."""
         assert isinstance(node_input, Work)
-        ctx.output = await node_input.call(ctx)
-        return
-        yield  # pragma: no cover
+        return node_input.call(ctx)
 
 
 class Ask(BaseNode):

@@ -29,6 +29,16 @@ class Log:
         """The node paths that began an execution, in log order (the root included)."""
         return [event.node_path for event in self.of_kind("started")]
 
+    def ran(self) -> list[str]:
+        """The paths that ran, in log order: every execution that began, and every step recorded
+        by one ``completed`` event alone (``Context.step``)."""
+        began = set(self.started())
+        return [
+            e.node_path
+            for e in self.events
+            if e.kind == "started" or (e.kind == "completed" and e.node_path not in began)
+        ]
+
     def started_count(self, path_suffix: str) -> int:
         """How many executions began at a path ending with ``path_suffix``."""
         return sum(1 for path in self.started() if path.endswith(path_suffix))

@@ -212,11 +212,12 @@ def agent_paths(status: list[tuple[str, str]]) -> list[str]:
     """The agent executions of a run, in the order they first asked a model.
 
     ``status`` is ``queries.status_rows``: ``(kind, node_path)`` of the run's started,
-    completed, interrupt and error events, which the run page reads anyway.
+    completed, interrupt and error events, which the run page reads anyway. A model step
+    starts (a run someone can watch) or is one ``completed`` event (``engine.Context.step``).
     """
     seen: dict[str, None] = {}
     for kind, path in status:
-        if kind == "started" and _MODEL_STEP_PATH.search(path):
+        if kind in ("started", "completed") and _MODEL_STEP_PATH.search(path):
             seen.setdefault(path.rsplit("/", 1)[0], None)
     return list(seen)
 

@@ -2,7 +2,8 @@
 
 ``python agent_app.py <log.json>`` starts a run of ``workflow`` whose store writes the whole
 log to ``log.json`` after every append. The scripted model answers two tool-calling steps
-and then hangs on the third request, so the test can kill the process there.
+and then hangs on the third request (first writing ``log.asked``: a step in flight leaves
+nothing in the log), so the test can kill the process there.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ def planner(model: FunctionModel) -> Workflow:
     return Workflow(name="fruit", edges=[(START, agent)])
 
 
-def scripted(hang: bool) -> FunctionModel:
-    """Two tool calls, then the answer (or, in the doomed process, a request that never returns)."""
+def scripted(hang: bool, asked: Path | None = None) -> FunctionModel:
+    """Two tool calls, then the answer (or, in the doomed process, a request that never returns,
+    announced by writing the file ``asked``)."""
 
     async def answer(messages: list[Any], info: Any) -> ModelResponse:
         steps = sum(1 for m in messages if m.kind == "response")
@@ -43,6 +45,8 @@ def scripted(hang: bool) -> FunctionModel:
         if steps == 1:
             return ModelResponse(parts=[ToolCallPart("stock", {"item": "pears"}, "c2")])
         if hang:
+            if asked is not None:
+                asked.write_text("the third request")
             await asyncio.sleep(3600)
         return ModelResponse(parts=[TextPart("8 fruit")])
 
@@ -65,7 +69,8 @@ class FileBackedStore(InMemoryEventStore):
 
 
 async def _main(path: Path) -> None:
-    await Runner(planner(scripted(hang=True)), store=FileBackedStore(path)).run("count apples and pears")
+    model = scripted(hang=True, asked=path.with_suffix(".asked"))
+    await Runner(planner(model), store=FileBackedStore(path)).run("count apples and pears")
 
 
 if __name__ == "__main__":

@@ -92,7 +92,7 @@ async def test_approve_runs_the_tool_and_the_conversation_goes_on(
     [answer] = log.of_kind("answer")
     assert answer.answer.actor == "ann"
     assert log.outputs()["wf@1/support@1/refund@2.1"] == {"result": "refunded 25.0 on A7"}
-    assert log.started().count("wf@1/support@1/lookup@1.1") == 1  # a completed tool call never runs again
+    assert log.ran().count("wf@1/support@1/lookup@1.1") == 1  # a completed tool call never runs again
 
 
 async def test_reject_tells_the_model_the_reason(store: InMemoryEventStore) -> None:

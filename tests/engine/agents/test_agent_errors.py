@@ -110,7 +110,7 @@ async def test_the_node_retry_policy_asks_the_model_again(store: InMemoryEventSt
     assert result.output == Verdict(score=2, reason="ok")
     log = await read_log(runner, result.session_id)
     assert [e.node_path for e in log.errors()] == ["wf@1/judge@1"]
-    assert "wf@1/judge@1/model@1r2" in log.started()  # the second attempt's own model step
+    assert "wf@1/judge@1/model@1r2" in log.ran()  # the second attempt's own model step
 
 
 async def test_invalid_tool_arguments_are_sent_back_to_the_model(store: InMemoryEventStore) -> None:

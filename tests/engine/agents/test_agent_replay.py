@@ -100,12 +100,7 @@ async def test_a_process_killed_mid_loop_resumes_from_the_log(tmp_path: Path) ->
     try:
         # Two model steps and both tool calls are committed; the third model request hangs.
         _wait_for(lambda: "fruit@1/planner@1/stock@2.1" in _steps_done(log_file), "the second tool call")
-        _wait_for(
-            lambda: (
-                "fruit@1/planner@1/model@3" in json.loads(log_file.read_text())["events"][-1]["node_path"]
-            ),
-            "the third model step to start",
-        )
+        _wait_for(log_file.with_suffix(".asked").exists, "the third model request")
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait()
@@ -164,3 +159,48 @@ async def test_a_log_read_back_with_keys_reordered_still_replays() -> None:
     done = await runner.resume(waiting.session_id, {waiting.interrupts[0].id: {"approved": True}})
     assert done.status == "completed", done.error
     assert (first.calls, later.calls) == (2, 1)
+
+
+def _clerk(script: Script, looked: list[str], instruction: str = "Help {customer}.") -> Workflow:
+    def lookup(order_id: str) -> dict[str, Any]:
+        """Look an order up."""
+        looked.append(order_id)
+        return {"order_id": order_id, "total": 12.5}
+
+    agent = LlmAgent(name="clerk", model=script.model, instruction=instruction, tools=[lookup, send_email])
+    return Workflow(name="wf", edges=[(START, agent)])
+
+
+# Recorded by the version whose model steps kept a fingerprint of the request instead of a
+# digest of the tools: a lookup, then a send_email call waiting for approval.
+_OLD_LOG = Path(__file__).with_name("log_with_fingerprints.json")
+
+
+async def test_a_log_recorded_with_request_fingerprints_still_replays() -> None:
+    saved = json.loads(_OLD_LOG.read_text())
+    assert all(
+        "fingerprint" in e["output"] for e in saved["events"] if "/model@" in e["node_path"] and "output" in e
+    )
+    store = InMemoryEventStore.load(saved)
+    later, looked = Script(text("Done.")), []
+    runner = Runner(_clerk(later, looked), store=store)
+    pending = (await runner.result(saved["session_id"])).interrupts[0].id
+
+    done = await runner.resume(saved["session_id"], {pending: {"approved": True}})
+
+    assert done.status == "completed", done.error
+    assert done.output == "Done." and later.calls == 1  # the two recorded steps were not asked again
+    assert later.last_parts(1)[0].content == "sent to ann@example.com"
+    assert looked == []  # the recorded tool call did not run again
+
+
+async def test_a_changed_workflow_fails_clearly_on_a_log_with_request_fingerprints() -> None:
+    saved = json.loads(_OLD_LOG.read_text())
+    later = Script(text("Done."))
+    runner = Runner(_clerk(later, [], "Help {customer} kindly."), store=InMemoryEventStore.load(saved))
+    pending = (await runner.result(saved["session_id"])).interrupts[0].id
+
+    failed = await runner.resume(saved["session_id"], {pending: {"approved": True}})
+
+    assert failed.status == "failed" and later.calls == 0
+    assert "no longer matches this workflow at model step 1" in str(failed.error)

@@ -45,7 +45,7 @@ async def test_a_watched_run_streams_the_text_and_records_the_response_once(read
     assert log.outputs()[step]["response"]["parts"][0]["content"] == "Hello world"
     assert log.outputs()[step]["response"]["usage"]["output_tokens"] > 0
     # The pieces are not in the log: the same events as a run whose model answered in one piece.
-    whole = Runner(writer(Script(text("Hello world")).model), store=InMemoryEventStore())
+    whole = Runner(writer(Script(text("Hello world")).model), store=WatchedStore())
     plain = await whole.run("greet")
     assert log.kinds() == (await read_log(whole, plain.session_id)).kinds()
 

@@ -54,7 +54,7 @@ async def test_transfer_hands_the_conversation_and_the_output_to_the_sub_agent(
     assert seen[0].parts[0].content == "my invoice is wrong"
     assert billing.instructions == ["You handle billing."]
     log = await read_log(runner, result.session_id)
-    assert "wf@1/triage@1/billing@1/model@1" in log.started()
+    assert "wf@1/triage@1/billing@1/model@1" in log.ran()
     assert log.outputs()["wf@1/triage@1/billing@1"] == "Your invoice is fixed."
 
 
@@ -133,7 +133,7 @@ async def test_a_sub_agent_hands_the_conversation_back_to_its_parent(
     # The parent carries on its own conversation, with what the sub-agent said in it.
     assert [m.kind for m in triage.requests[1]] == ["request", "response", "request", "response", "request"]
     log = await read_log(runner, result.session_id)
-    assert log.started() == [
+    assert log.ran() == [
         "wf@1",
         "wf@1/triage@1",
         "wf@1/triage@1/model@1",
@@ -160,7 +160,7 @@ async def test_a_sub_agent_hands_the_conversation_on_to_a_peer(
     assert result.output == "Rebooted."
     assert seen == [["triage", "tech"]]  # ADK's order: sub-agents, the parent, then the peers
     assert (triage.calls, billing.calls, tech.calls) == (1, 1, 1)
-    assert "wf@1/triage@1/tech@1/model@1" in (await read_log(runner, result.session_id)).started()
+    assert "wf@1/triage@1/tech@1/model@1" in (await read_log(runner, result.session_id)).ran()
 
 
 async def test_transfers_to_the_parent_or_peers_can_be_disallowed(store: InMemoryEventStore) -> None:
