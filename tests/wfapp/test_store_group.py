@@ -76,7 +76,7 @@ async def test_a_lost_lease_is_refused_in_its_group_and_the_holder_commits_besid
     await sync_to_async(leases.claim)("a", "host:2:y", 30, force=True)
     held = await sync_to_async(leases.claim)("b", "host:1:x", 30)
     assert stale is not None and held is not None
-    node = [{"kind": "started", "node_path": "wf@1/x@1", "output": {"big": "é\"\\" * 3000, "at": 0.1}}]
+    node = [{"kind": "started", "node_path": "wf@1/x@1", "output": {"big": 'é"\\' * 3000, "at": 0.1}}]
     sent = stamp("b", 1, node)
 
     outcomes = await asyncio.gather(
