@@ -7,10 +7,12 @@ nodes only).
 
 Our engine on the Django store as the runtime's workers use it (``own_thread=True``), in a
 database of its own (created and dropped, as ``workloads/ours.py`` does), in one process and
-one event loop: ``c`` runs of the W1 chain started together. Each count is measured with the
-store's group commit across runs (the default on PostgreSQL) and without it (each node's
-append its own transaction: how it was before), alternately in the same process, so the
-ratio comes from one run. Every run's result is checked before its time counts.
+one event loop: ``c`` runs of the W1 chain started together. Each count is measured three
+ways, alternately in the same process, so the ratios come from one run: with the store's
+group commit across runs (the default on PostgreSQL); without it, each node's append its own
+transaction in the ``WFAPP_STORE_THREADS`` store threads (``per_commit``: the verdict's
+baseline); and without it in one store thread (``one_thread``: how it was when group commit
+was asked for). Every run's result is checked before its time counts.
 """
 
 from __future__ import annotations
@@ -33,18 +35,28 @@ FULL = {"n": 200, "repeats": 1, "counts": (1, 10, 100)}
 TINY = {"n": 20, "repeats": 1, "counts": (1, 10)}  # bench-tiny: that it works, quickly
 
 
-async def measure(runs: int, n: int, grouped: bool) -> float:
-    """Nodes per second for ``runs`` concurrent W1 runs of ``n`` nodes."""
+MODES = ("per_commit", "one_thread", "grouped")
+
+
+async def measure(runs: int, n: int, mode: str) -> float:
+    """Nodes per second for ``runs`` concurrent W1 runs of ``n`` nodes, in one of ``MODES``."""
     from bench.workloads.ours import build
     from engine import Runner
-    from wfapp.store import DjangoEventStore
+    from wfapp import store as stores
 
     workflow = build("W1", n, 0)
-    store = DjangoEventStore(own_thread=True, group_commit=grouped)
+    store = stores.DjangoEventStore(own_thread=True, group_commit=mode == "grouped")
+    threads = stores._threads()
+    every = threads[:]
+    if mode == "one_thread":
+        del threads[1:]  # every run's operations in the first store thread
     runners = [Runner(workflow, store=store) for _ in range(runs)]
-    start = time.perf_counter()
-    results = await asyncio.gather(*(runner.run(0) for runner in runners))
-    wall = time.perf_counter() - start
+    try:
+        start = time.perf_counter()
+        results = await asyncio.gather(*(runner.run(0) for runner in runners))
+        wall = time.perf_counter() - start
+    finally:
+        threads[:] = every
     bad = [r for r in results if (r.status, r.output) != ("completed", n)]
     if bad:
         raise RuntimeError(f"{len(bad)} of {runs} runs did not complete with {n}: {bad[0]}")
@@ -57,14 +69,18 @@ async def main_async(size: dict[str, Any]) -> dict[str, Any]:
     rows = []
     try:
         for runs in size["counts"]:
-            samples: dict[bool, list[float]] = {False: [], True: []}
-            await measure(runs, size["n"], True)  # warm-up
+            samples: dict[str, list[float]] = {mode: [] for mode in MODES}
+            await measure(runs, size["n"], "grouped")  # warm-up
             for _ in range(size["repeats"]):
-                for grouped in (False, True):
-                    samples[grouped].append(await measure(runs, size["n"], grouped))
-            before, after = (statistics.median(samples[g]) for g in (False, True))
-            rows.append({"runs": runs, "nodes": size["n"], "per_commit": before, "grouped": after})
-            print(f"[concurrency] {runs:3} runs: {before:,.0f} -> {after:,.0f} nodes/s", file=sys.stderr)
+                for mode in MODES:
+                    samples[mode].append(await measure(runs, size["n"], mode))
+            row = {"runs": runs, "nodes": size["n"]} | {m: statistics.median(samples[m]) for m in MODES}
+            rows.append(row)
+            print(
+                f"[concurrency] {runs:3} runs: {row['one_thread']:,.0f} (one thread), "
+                f"{row['per_commit']:,.0f} -> {row['grouped']:,.0f} nodes/s",
+                file=sys.stderr,
+            )
     finally:
         await close()
     return {"rows": rows, "load": os.getloadavg()[0]}

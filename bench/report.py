@@ -406,9 +406,11 @@ def _concurrency(doc: dict[str, Any]) -> list[str]:
     rows = [
         [
             str(r["runs"]),
+            f"{r['one_thread']:,.0f}" if "one_thread" in r else "",
             f"{r['per_commit']:,.0f}",
             f"{r['grouped']:,.0f}",
             f"{r['grouped'] / r['per_commit']:.1f}x",
+            f"{r['grouped'] / r['one_thread']:.1f}x" if "one_thread" in r else "",
         ]
         for r in found["rows"]
     ]
@@ -417,11 +419,23 @@ def _concurrency(doc: dict[str, Any]) -> list[str]:
         "",
         f"`{found.get('command', 'bench/concurrency.py')}`: c runs of the W1 chain "
         f"({found['rows'][0]['nodes']} nodes) started together in one process on the Django store "
-        "as the runtime's workers use it, nodes/s; without and with group commit across runs, "
-        f"alternately in the same process (machine load {found.get('load', 0):.1f} at the end). "
-        "Every node's events are committed before its successors start in both.",
+        "as the runtime's workers use it, nodes/s: one commit per node in one store thread (as when "
+        "group commit was asked for), one commit per node in the store threads (`WFAPP_STORE_THREADS`, "
+        "the verdict's baseline) and group commit across runs, alternately in the same process "
+        f"(machine load {found.get('load', 0):.1f} at the end). Every node's events are committed "
+        "before its successors start in all three.",
         "",
-        *_table(["concurrent runs", "one commit per node", "group commit", "ratio"], rows),
+        *_table(
+            [
+                "concurrent runs",
+                "one commit per node, one thread",
+                "one commit per node",
+                "group commit",
+                "ratio",
+                "ratio to one thread",
+            ],
+            rows,
+        ),
         "",
     ]
 

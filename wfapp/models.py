@@ -36,6 +36,8 @@ class Session(models.Model):
     error = models.JSONField(null=True, blank=True)  # {"type": ..., "message": ...}
     # The runs list's text search reads this, kept by the database whenever input or output
     # change, and indexed by wfapp.search_index (a trigram GIN on PostgreSQL, FTS5 on SQLite).
+    # Generated on SQLite; on PostgreSQL a trigger fills it (migration 0014), so an append's
+    # update of the row does not compute it again. Django never writes it either way.
     search_text = models.GeneratedField(
         expression=Lower(
             Concat(

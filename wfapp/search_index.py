@@ -1,7 +1,7 @@
 """The index behind the runs list's text search, one per database, and the filter that uses it.
 
 `Session.search_text` is the run's input and output JSON in lower case, a column the database
-keeps itself. PostgreSQL indexes it with a pg_trgm GIN index, which serves ``LIKE '%words%'``
+keeps itself (generated on SQLite, filled by a trigger on PostgreSQL: below). PostgreSQL indexes it with a pg_trgm GIN index, which serves ``LIKE '%words%'``
 as it is. SQLite has no such index for a plain table, so its triggers copy the column into an
 FTS5 table with the trigram tokenizer, which serves ``GLOB '*words*'`` (GLOB, not LIKE: an
 FTS5 LIKE with an ESCAPE clause is not answered from the index). Both answer exact substring
@@ -44,6 +44,27 @@ SQLITE_SETUP = [
     f"""CREATE TRIGGER IF NOT EXISTS wfapp_session_text_delete AFTER DELETE ON wfapp_session BEGIN
         DELETE FROM {TABLE} WHERE {_FIND}; END""",
 ]
+# On PostgreSQL a stored generated column is computed again by every update of its row, and a
+# run's row is updated by every append (last_seq): migration 0014 makes it a plain column that a
+# trigger fills only when input or output are written. Django's model still calls it generated,
+# so Django never writes it. SQLite keeps its generated column (the FTS5 triggers above fire on
+# input and output only).
+_SEARCH_TEXT = "lower(coalesce(NEW.input::text, '') || E'\\n' || coalesce(NEW.output::text, ''))"
+POSTGRESQL_TRIGGER = [
+    "ALTER TABLE wfapp_session ALTER COLUMN search_text DROP EXPRESSION",  # keeps the values, no rewrite
+    f"""CREATE FUNCTION wfapp_session_search_text() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN NEW.search_text := {_SEARCH_TEXT}; RETURN NEW; END $$""",
+    """CREATE TRIGGER wfapp_session_search_text BEFORE INSERT OR UPDATE OF input, output ON wfapp_session
+        FOR EACH ROW EXECUTE FUNCTION wfapp_session_search_text()""",
+]
+POSTGRESQL_UNTRIGGER = [
+    "DROP TRIGGER IF EXISTS wfapp_session_search_text ON wfapp_session",
+    "DROP FUNCTION IF EXISTS wfapp_session_search_text()",
+    "ALTER TABLE wfapp_session DROP COLUMN search_text",  # a generated column again (a rewrite)
+    "ALTER TABLE wfapp_session ADD COLUMN search_text text GENERATED ALWAYS AS"
+    f" ({_SEARCH_TEXT.replace('NEW.', '')}) STORED",
+    *POSTGRESQL_SETUP[1:],
+]
 SQLITE_TEARDOWN = [
     "DROP TRIGGER IF EXISTS wfapp_session_text_insert",
     "DROP TRIGGER IF EXISTS wfapp_session_text_update",
@@ -76,3 +97,14 @@ def containing(vendor: str, words: str) -> Q:
         pattern = "*" + "".join(f"[{c}]" if c in "*?[" else c for c in words) + "*"
         return Q(id__in=RawSQL(f"SELECT session_id FROM {TABLE} WHERE body GLOB %s", (pattern,)))
     return Q(search_text__contains=words)
+
+
+def maintain(apps: Any, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    """PostgreSQL: keep `search_text` by trigger, on writes of input or output only."""
+    if schema_editor.connection.vendor == "postgresql":
+        _run(schema_editor, POSTGRESQL_TRIGGER, [])
+
+
+def generate(apps: Any, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    if schema_editor.connection.vendor == "postgresql":
+        _run(schema_editor, POSTGRESQL_UNTRIGGER, [])

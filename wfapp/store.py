@@ -68,26 +68,32 @@ def _threads() -> list[ThreadPoolExecutor]:
     return _THREADS
 
 
-async def _in_own_thread[**P, T](fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    """Run ``fn`` in the store thread of the run it names first (the first thread otherwise)."""
+async def _in_own_thread[**P, T](
+    run: str | None, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+) -> T:
+    """Run ``fn`` in the store thread of the run ``run`` (the session id; None: the first thread).
+
+    A run's operations all go to one thread, so they keep their order.
+    """
     threads = _threads()
-    first = args[0] if args else None
-    thread = (
-        threads[hash(first) % len(threads)] if isinstance(first, str) and len(threads) > 1 else threads[0]
-    )
+    thread = threads[hash(run) % len(threads)] if run is not None and len(threads) > 1 else threads[0]
     return await asyncio.get_running_loop().run_in_executor(thread, functools.partial(fn, *args, **kwargs))
 
 
 async def close_connections() -> None:
-    """Close the database connections of the threads the stores run in (at shutdown, or
-    before a test database is dropped)."""
+    """Close the database connections of the threads the stores run in and of this loop's
+    group commit (at shutdown, or before a test database is dropped)."""
     await sync_to_async(connections.close_all)()
     loop = asyncio.get_running_loop()
     await asyncio.gather(*(loop.run_in_executor(thread, connections.close_all) for thread in _threads()))
+    await store_group.close_loop()
     store_inline.close_all()
 
 
-async def _in_sync_context[**P, T](fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+async def _in_sync_context[**P, T](
+    run: str | None, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+) -> T:
+    """Run ``fn`` through ``sync_to_async`` (``run``, the session id, picks no thread here)."""
     return await sync_to_async(fn)(*args, **kwargs)
 
 
@@ -209,12 +215,12 @@ class DjangoEventStore:
 
     async def unknown_names(self, names: list[str]) -> list[str]:
         """The names among a question's assignees that are no user or group (``engine.human``)."""
-        return await self._in_thread(assignment.unknown_names_sync, names)
+        return await self._in_thread(None, assignment.unknown_names_sync, names)
 
     async def create_session(
         self, session_id: str, workflow: str, node_input: Any, *, version: str | None = None
     ) -> None:
-        await self._in_thread(self.create_session_sync, session_id, workflow, node_input, version)
+        await self._in_thread(session_id, self.create_session_sync, session_id, workflow, node_input, version)
         await doorbell.ring(session_id, 0, runs=True)
 
     async def append(self, session_id: str, events: Sequence[Event], *, expected_seq: int) -> int:
@@ -235,11 +241,11 @@ class DjangoEventStore:
                     self.settle(session_id, batch.last_seq, batch.known_clear)
                     store_cache.LOGS.appended(session_id, expected_seq, events)
                     if self._inline.commits % store_inline.CHECKPOINT_EVERY == 0:
-                        self._checkpoint = asyncio.ensure_future(self._in_thread(_checkpoint))
+                        self._checkpoint = asyncio.ensure_future(self._in_thread(None, _checkpoint))
                         self._checkpoint.add_done_callback(_log_failure)
                     await doorbell.ring(session_id, batch.last_seq)
                     return batch.last_seq
-        done = await self._in_thread(self.append_sync, session_id, list(events), expected_seq)
+        done = await self._in_thread(session_id, self.append_sync, session_id, list(events), expected_seq)
         await doorbell.ring(session_id, done.last_seq, runs=done.status_changed, inbox=done.inbox_changed)
         return done.last_seq
 
@@ -248,15 +254,15 @@ class DjangoEventStore:
         await doorbell.publish(session_id, node_path, note)
 
     async def list_events(self, session_id: str, after_seq: int = 0) -> list[Event]:
-        return await self._in_thread(self.list_events_sync, session_id, after_seq)
+        return await self._in_thread(session_id, self.list_events_sync, session_id, after_seq)
 
     async def get_session(self, session_id: str) -> SessionInfo:
-        return await self._in_thread(self.get_session_sync, session_id)
+        return await self._in_thread(session_id, self.get_session_sync, session_id)
 
     async def set_status(self, session_id: str, status: str) -> None:
         if status not in STATUSES:
             raise ValueError(f"unknown status {status!r}; expected one of {STATUSES}")
-        last_seq = await self._in_thread(self.set_status_sync, session_id, status)
+        last_seq = await self._in_thread(session_id, self.set_status_sync, session_id, status)
         await doorbell.ring(session_id, last_seq, runs=True)
 
     @property

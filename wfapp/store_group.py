@@ -1,14 +1,18 @@
-"""Group commit across runs on PostgreSQL: appends that queue up together share one transaction.
+"""Group commit across runs on PostgreSQL: appends that queue up together share one commit.
 
-With ``synchronous_commit=on`` every commit waits for the WAL flush (about a millisecond),
-and a run's node waits for its events' commit before its successors start. The runtime's
-stores run their transactions in one thread, so with many runs in flight each node's append
-used to wait for everyone else's flush too. Here a node's batch (no question, answer or
-status change: the batches the inline SQLite path takes) joins a queue; one commit at a
-time takes everything queued and writes it in one transaction, each run's conditional
-update and inserts as usual, and every run waiting on it goes on once it is committed. A
-run whose update matches nothing (another writer, a lost lease) writes nothing and gets its
-error; anything else going wrong rolls the group back and each batch is retried on its own.
+With ``synchronous_commit=on`` every commit waits for the WAL flush, and a run's node waits
+for its events' commit before its successors start. Here a node's batch (no question, answer
+or status change: the batches the inline SQLite path takes) joins a queue per event loop; one
+commit at a time takes everything queued (one batch per run) and writes it as one statement
+(``store_sql.group_append``: every run's conditional update of its session row and the
+inserts of the events of those that matched), and every run waiting on it goes on once it is
+committed. That statement runs on the event loop itself, on an asyncio connection of the
+loop's own: a hand-off to a store thread and back costs a thread switch per round trip, and
+while the loop runs nodes a thread waits for the GIL (up to its 5 ms switch interval) at each
+of them. A run whose row did not match (another writer, a lost lease) had nothing written and
+gets its error; anything else going wrong retries each batch on its own in the store threads.
+On SQLite (``group_commit=True`` there is for tests) the group is one transaction in a store
+thread.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import psycopg
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
@@ -41,12 +46,14 @@ class _Queued:
 
 
 class GroupCommit:
-    """One event loop's queue of hot appends and the commit in flight."""
+    """One event loop's queue of hot appends, the commit in flight and its connection."""
 
     def __init__(self, run_in_thread: Callable[..., Awaitable[Any]]) -> None:
         self._run_in_thread = run_in_thread
         self._queue: list[_Queued] = []
         self._committing: asyncio.Task[None] | None = None
+        self._conn: psycopg.AsyncConnection[Any] | None = None
+        self._sql: str | None = None
         self.transactions = 0  # commits so far, and the appends they carried
         self.appends = 0
 
@@ -73,7 +80,7 @@ class GroupCommit:
             while self._queue:
                 group, self._queue = _one_per_run(self._queue)
                 try:
-                    errors = await self._run_in_thread(commit_group, group)
+                    errors = await self._commit(group)
                 except asyncio.CancelledError:
                     for item in group:
                         item.done.cancel()
@@ -89,6 +96,57 @@ class GroupCommit:
                         item.done.set_exception(refused)
         finally:
             self._committing = None
+
+    async def _commit(self, group: list[_Queued]) -> list[BaseException | None]:
+        if connection.vendor != "postgresql":
+            refused: list[BaseException | None] = await self._run_in_thread(None, commit_group, group)
+            return refused
+        try:
+            updated = await self._statement(group)
+        except asyncio.CancelledError:
+            await self.close()  # the statement's outcome is unknown: the connection goes
+            raise
+        except psycopg.Error:
+            if self._conn is not None and self._conn.broken:
+                await self.close()
+            # Each on its own, through Django: one bad batch does not fail the others.
+            return [await self._run_in_thread(item.session_id, _alone, item) for item in group]
+        errors: list[BaseException | None] = [None] * len(group)
+        for n, item in enumerate(group):
+            if item.session_id not in updated:  # nothing of it was written
+                errors[n] = await self._run_in_thread(
+                    item.session_id, item.store.refusal, item.session_id, item.expected_seq
+                )
+            else:
+                _committed(item)
+        return errors
+
+    async def _statement(self, group: list[_Queued]) -> set[str]:
+        """Run ``store_sql.group_append`` for the group (autocommit: it is its own transaction)."""
+        if self._conn is None:
+            params = connection.get_connection_params()
+            for django_only in ("cursor_factory", "context", "prepare_threshold"):
+                params.pop(django_only, None)
+            self._conn = await psycopg.AsyncConnection.connect(**params, autocommit=True)
+            self._sql = store_sql.group_append(connection.ops.quote_name)
+        parts = [store_sql.group_rows(i.session_id, i.events, i.batch.lease) for i in group]
+        rows = f"[{','.join(row for row, _ in parts)}]"
+        events = f"[{','.join(events for _, events in parts)}]"
+        touch = store_sql.touch_times(timezone.now(), False)
+        assert self._sql is not None
+        cursor = await self._conn.execute(self._sql, [rows, *touch, events], prepare=True)
+        return {row[0] for row in await cursor.fetchall()}
+
+    async def close(self) -> None:
+        """Close this loop's connection (the next commit opens another)."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.close()
+
+
+def _committed(item: _Queued) -> None:
+    item.store.settle(item.session_id, item.batch.last_seq, item.batch.known_clear)
+    store_cache.LOGS.appended(item.session_id, item.expected_seq, item.events)
 
 
 def _heard(done: asyncio.Future[None]) -> None:
@@ -108,21 +166,20 @@ def _one_per_run(queue: list[_Queued]) -> tuple[list[_Queued], list[_Queued]]:
 
 
 def commit_group(group: list[_Queued]) -> list[BaseException | None]:
-    """Write every queued batch in one transaction; return each one's error (None: committed).
-
-    On PostgreSQL the whole group is two statements (one update of every session row, one
-    insert of every event), so a bigger group costs little more than one run's append.
-    """
+    """SQLite: write every queued batch in one transaction; return each one's error (None: committed)."""
     sql = store_sql.for_connection(connection)
     touch = [
         connection.ops.adapt_datetimefield_value(t) for t in store_sql.touch_times(timezone.now(), False)
     ]
     try:
         with transaction.atomic(), connection.cursor() as cursor:
-            if connection.vendor == "postgresql":
-                accepted = _update_together(cursor, sql, touch, group)
-            else:
-                accepted = _update_each(cursor, sql, touch, group)
+            accepted = set()
+            for n, item in enumerate(group):
+                lease = item.batch.lease
+                params = [item.batch.last_seq, *touch, item.session_id, item.expected_seq, *(lease or ())]
+                cursor.execute(sql.update_session((), lease is not None), params)
+                if cursor.rowcount == 1:
+                    accepted.add(n)
             rows = [(item.session_id, item.events) for n, item in enumerate(group) if n in accepted]
             for statement, params in sql.insert_rows(rows):
                 cursor.execute(statement, params)
@@ -134,33 +191,9 @@ def commit_group(group: list[_Queued]) -> list[BaseException | None]:
     for n, item in enumerate(group):
         if n not in accepted:  # nothing of it was written
             errors[n] = item.store.refusal(item.session_id, item.expected_seq)
-            continue
-        item.store.settle(item.session_id, item.batch.last_seq, item.batch.known_clear)
-        store_cache.LOGS.appended(item.session_id, item.expected_seq, item.events)
+        else:
+            _committed(item)
     return errors
-
-
-def _update_together(
-    cursor: Any, sql: store_sql.AppendSQL, touch: list[Any], group: list[_Queued]
-) -> set[int]:
-    params = list(touch)
-    for item in group:
-        owner, epoch = item.batch.lease or (None, None)
-        params += (item.session_id, item.expected_seq, item.batch.last_seq, owner, epoch)
-    cursor.execute(sql.update_sessions(len(group)), params)
-    updated = {row[0] for row in cursor.fetchall()}
-    return {n for n, item in enumerate(group) if item.session_id in updated}
-
-
-def _update_each(cursor: Any, sql: store_sql.AppendSQL, touch: list[Any], group: list[_Queued]) -> set[int]:
-    accepted = set()
-    for n, item in enumerate(group):
-        lease = item.batch.lease
-        params = [item.batch.last_seq, *touch, item.session_id, item.expected_seq, *(lease or ())]
-        cursor.execute(sql.update_session((), lease is not None), params)
-        if cursor.rowcount == 1:
-            accepted.add(n)
-    return accepted
 
 
 def _alone(item: _Queued) -> BaseException | None:
@@ -181,3 +214,10 @@ def for_loop(run_in_thread: Callable[..., Awaitable[Any]]) -> GroupCommit:
     if group is None:
         group = _BY_LOOP[loop] = GroupCommit(run_in_thread)
     return group
+
+
+async def close_loop() -> None:
+    """Close the running loop's group commit connection, if it has one."""
+    group = _BY_LOOP.get(asyncio.get_running_loop())
+    if group is not None:
+        await group.close()

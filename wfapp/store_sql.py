@@ -7,6 +7,7 @@ ORM: building the ORM's queries cost several times SQLite's own work for these t
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
@@ -40,6 +41,61 @@ def event_params(session_id: str, events: Sequence[Event]) -> list[Any]:
             event.model_dump_json(exclude=_DATA_EXCLUDES, exclude_none=True),
         )
     return params
+
+
+def group_rows(session_id: str, events: Sequence[Event], lease: tuple[str, int] | None) -> tuple[str, str]:
+    """A run's part of ``group_append``'s two JSON arrays: its session row's and its events'.
+
+    The events' ``data`` goes in as it is dumped (no second encoding); timestamps are printed
+    with ``repr``'s 17 digits, so they read back exactly.
+    """
+    owner, epoch = lease or (None, None)
+    expected = events[0].seq - 1
+    row = json.dumps([session_id, expected, expected + len(events), owner, epoch])
+    stamp = time.time()
+    rows = []
+    for event in events:
+        head = json.dumps(
+            [
+                session_id,
+                event.seq,
+                event.kind,
+                event.node_path,
+                event.author,
+                event.invocation_id,
+                event.timestamp or stamp,
+            ]
+        )
+        data = event.model_dump_json(exclude=_DATA_EXCLUDES, exclude_none=True)
+        rows.append(f"{head[:-1]},{data}]")
+    return row, ",".join(rows)
+
+
+def group_append(quote: Callable[[str], str]) -> str:
+    """PostgreSQL: several runs' appends as one statement, so one round trip and one commit.
+
+    The same text for any number of runs (the rows come as two JSON arrays, decoded by the
+    server: psycopg's own adaptation of a dozen arrays cost more than the rest of the append),
+    so it is planned once per connection. Parameters: the session rows (``group_rows``' first
+    parts, a JSON array), ``touch_times(now, False)``, the events (its second parts, a JSON
+    array). Only the events of runs whose row matched are inserted; returns those runs' ids.
+    """
+    q = quote
+    touched = q("updated_at")
+    types = ("varchar", "bigint", "varchar", "varchar", "varchar", "varchar", "float8")
+    picked = ", ".join(f"(e ->> {n})::{kind}" for n, kind in enumerate(types)) + ", (e -> 7)::jsonb"
+    return (
+        "WITH v AS (SELECT r ->> 0 AS id, (r ->> 1)::bigint AS expected, (r ->> 2)::bigint AS new, "
+        "r ->> 3 AS owner, (r ->> 4)::bigint AS epoch FROM json_array_elements(%s::json) AS r), "
+        f"u AS (UPDATE {q(Session._meta.db_table)} AS s SET {q('last_seq')} = v.new, {touched} = "
+        f"CASE WHEN s.{touched} < %s THEN %s ELSE s.{touched} END FROM v "
+        f"WHERE s.{q('id')} = v.id AND s.{q('last_seq')} = v.expected AND (v.owner IS NULL OR "
+        f"(s.{q('lease_owner')} = v.owner AND s.{q('lease_epoch')} = v.epoch)) RETURNING s.{q('id')}), "
+        f"i AS (INSERT INTO {q(EventRow._meta.db_table)} ({', '.join(map(q, _EVENT_COLUMNS))}) "
+        f"SELECT {picked} FROM json_array_elements(%s::json) AS e "
+        f"WHERE e ->> 0 IN (SELECT {q('id')} FROM u)) "
+        f"SELECT {q('id')} FROM u"
+    )
 
 
 def touch_times(now: datetime, status_changes: bool) -> list[datetime]:
@@ -81,23 +137,6 @@ class AppendSQL:
             sql = f"UPDATE {q(Session._meta.db_table)} SET {sets} WHERE {where}"
             self._updates[key] = sql
         return sql
-
-    def update_sessions(self, count: int) -> str:
-        """PostgreSQL: the conditional update of ``count`` session rows in one statement.
-
-        Parameters: ``touch_times(now, False)``, then per row id, expected last_seq, new
-        last_seq, lease owner and epoch (None, None when unscoped). Returns the ids updated.
-        """
-        q, p = self.quote, self.param
-        touched = q("updated_at")
-        row = f"({p}::varchar, {p}::bigint, {p}::bigint, {p}::varchar, {p}::bigint)"
-        return (
-            f"UPDATE {q(Session._meta.db_table)} AS s SET {q('last_seq')} = v.new, {touched} = "
-            f"CASE WHEN s.{touched} < {p} THEN {p} ELSE s.{touched} END "
-            f"FROM (VALUES {', '.join([row] * count)}) AS v(id, expected, new, owner, epoch) "
-            f"WHERE s.{q('id')} = v.id AND s.{q('last_seq')} = v.expected AND (v.owner IS NULL OR "
-            f"(s.{q('lease_owner')} = v.owner AND s.{q('lease_epoch')} = v.epoch)) RETURNING s.{q('id')}"
-        )
 
     def insert_rows(self, rows: list[tuple[str, Sequence[Event]]]) -> Iterator[tuple[str, list[Any]]]:
         """The INSERT statements of several sessions' events together, ``INSERT_ROWS`` at most each."""

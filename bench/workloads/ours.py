@@ -190,7 +190,7 @@ def _drop_database(name: str, bench_name: str) -> None:
     connection.close()
     connection.settings_dict["NAME"] = name
     with connection._nodb_cursor() as cursor:
-        cursor.execute(f'DROP DATABASE IF EXISTS "{bench_name}"')
+        cursor.execute(f'DROP DATABASE IF EXISTS "{bench_name}" WITH (FORCE)')  # the pool's too
 
 
 async def close() -> None:

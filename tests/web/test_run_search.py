@@ -210,3 +210,18 @@ def test_upgrading_indexes_the_runs_there_are(transactional_db: None) -> None:
     executor.migrate(executor.loader.graph.leaf_nodes("wfapp"))
     rows = run_search.apply(Session.objects.all(), run_search.parse({"text": "oldtimer"}))
     assert [run.pk for run in rows] == ["old-run"]
+
+
+def test_the_search_text_survives_undoing_and_redoing_its_trigger(transactional_db: None) -> None:
+    _run("run-ann", input={"employee": "Ann Smith"})
+    executor = MigrationExecutor(connection)
+    executor.migrate([("wfapp", "0013_event_txid")])  # PostgreSQL: a generated column again
+    Session.objects.filter(pk="run-ann").update(output={"comment": "paid"})
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes("wfapp"))
+    Session.objects.filter(pk="run-ann").update(last_seq=3)  # neither input nor output
+    for words in ("smith", "paid"):
+        rows = run_search.apply(Session.objects.all(), run_search.parse({"text": words}))
+        assert [run.pk for run in rows] == ["run-ann"]
+    Session.objects.filter(pk="run-ann").update(output={"comment": "refunded"})
+    assert not run_search.apply(Session.objects.all(), run_search.parse({"text": "paid"})).exists()

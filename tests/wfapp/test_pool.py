@@ -185,7 +185,7 @@ def test_the_pool_size_comes_from_the_environment(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("WFAPP_DB_POOL_SIZE", "7")
     config = database(tmp_path / "unused")
     assert config["CONN_MAX_AGE"] == 0  # pooling replaces persistent connections
-    assert config["OPTIONS"]["pool"]["max_size"] == 7
+    assert config["OPTIONS"]["pool"]["max_size"] == 6  # the seventh: the group commit's own
     monkeypatch.setenv("WFAPP_DB_POOL_SIZE", "0")  # no pool: each request closes its connection
     config = database(tmp_path / "unused")
     assert config["CONN_MAX_AGE"] == 0 and "pool" not in config.get("OPTIONS", {})

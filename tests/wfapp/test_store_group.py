@@ -7,10 +7,13 @@ import gc
 from typing import Any
 
 import pytest
+from asgiref.sync import sync_to_async
 
 from engine import START, FunctionNode, Runner, Workflow
 from engine.errors import ConcurrencyError
 from engine.testing import stamp
+from wfapp import lease as leases
+from wfapp.errors import LeaseLostError
 from wfapp.store import DjangoEventStore, close_connections
 
 
@@ -62,6 +65,30 @@ async def test_a_refused_append_writes_nothing_and_the_rest_of_its_group_commits
     fresh = DjangoEventStore()
     assert await fresh.list_events("a") == []
     assert [e.seq for e in await fresh.list_events("b")] == [1]
+
+
+async def test_a_lost_lease_is_refused_in_its_group_and_the_holder_commits_beside_it(
+    grouped: DjangoEventStore,
+) -> None:
+    for session_id in ("a", "b"):
+        await grouped.create_session(session_id, "wf", None)
+    stale = await sync_to_async(leases.claim)("a", "host:1:x", 30)
+    await sync_to_async(leases.claim)("a", "host:2:y", 30, force=True)
+    held = await sync_to_async(leases.claim)("b", "host:1:x", 30)
+    assert stale is not None and held is not None
+    node = [{"kind": "started", "node_path": "wf@1/x@1", "output": {"big": 'é"\\' * 3000, "at": 0.1}}]
+    sent = stamp("b", 1, node)
+
+    outcomes = await asyncio.gather(
+        DjangoEventStore(stale, own_thread=True).append("a", stamp("a", 1, node), expected_seq=0),
+        DjangoEventStore(held, own_thread=True).append("b", sent, expected_seq=0),
+        return_exceptions=True,
+    )
+
+    assert isinstance(outcomes[0], LeaseLostError) and outcomes[1] == 1
+    assert await DjangoEventStore().list_events("a") == []
+    [written] = await DjangoEventStore().list_events("b")  # read back from the database as sent
+    assert written == sent[0]
 
 
 async def test_a_cancelled_appender_still_hears_its_refusal(grouped: DjangoEventStore) -> None:

@@ -51,13 +51,17 @@ def pool_options() -> dict[str, Any] | None:
     connection goes back when the request ends, a consumer's after each read, and the threads
     that live as long as the process (the store's, asgiref's for the runtime) keep one each.
     A request that finds every connection in use waits up to ``timeout`` seconds for one.
+    One connection of the budget is not the pool's: the runtime's group commit writes on an
+    asyncio connection of its own (``wfapp.store_group``), so the pool holds one fewer (with a
+    budget of 1, the process holds 2).
     """
     size = int(os.environ.get("WFAPP_DB_POOL_SIZE", str(DEFAULT_POOL_SIZE)))
     if size < 0:
         raise ValueError(f"WFAPP_DB_POOL_SIZE must be 0 (no pool) or more, not {size}")
     if size == 0:
         return None
-    return {"min_size": min(2, size), "max_size": size, "timeout": 30.0}
+    pooled = max(1, size - 1)
+    return {"min_size": min(2, pooled), "max_size": pooled, "timeout": 30.0}
 
 
 def database(default_sqlite: Path) -> dict[str, Any]:
