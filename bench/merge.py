@@ -24,10 +24,10 @@ from typing import Any
 
 
 def merged(doc: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
-    """``later`` beside ``doc``'s rows, and its ``bench.concurrency`` and ``bench.api`` results if
-    it has them."""
+    """``later`` beside ``doc``'s rows, and its ``bench.concurrency``, ``bench.api`` and
+    ``bench.agents`` results if it has them."""
     doc = merge(doc, later)
-    for key in ("concurrency", "api"):
+    for key in ("concurrency", "api", "agents"):
         if later.get(key):
             doc[key] = later[key]
     return doc

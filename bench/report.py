@@ -470,10 +470,11 @@ def _later(doc: dict[str, Any]) -> list[str]:
     return [
         "## Later run: the next targets",
         "",
-        f"`{later['command']}` on {later['generated_at']} (engine at {later['commit']}), on a heavily "
-        f"loaded machine (1-minute load {later['load']} on 2 cores: other sessions' tests ran "
-        "throughout), so its times are several times the quiet run's above and swing from run to "
-        "run; each ratio below is ours against the floor measured in this same run. Medians of the "
+        f"`{later['command']}` on {later['generated_at']} (engine at {later['commit']}; 1-minute "
+        f"load {later['load']} on 2 cores). Its absolute times are not comparable with the run "
+        "above (the machine's speed, and who else shares it, change from day to day, by up to "
+        "several times); each ratio below is ours against the floor measured in this same run, "
+        "and the absolute targets (µs per child) are read on this run's machine. Medians of the "
         "wall and of the process's CPU time over the same span (the wall also counts waiting for a "
         "core, which other work decides; where both are measured the targets read the CPU time).",
         "",

@@ -358,7 +358,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--out",
         type=Path,
-        help="results file (default bench/results.json, bench/results-tiny.json with --tiny)",
+        help="results file (default bench/results.json, bench/results-tiny.json with --tiny; "
+        "with --merge-into, a temporary file for the partial run)",
     )
     p.add_argument(
         "--engine",
@@ -400,6 +401,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for workload in args.workloads or ():
         if workload not in WORKLOADS:
             p.error(f"unknown workload {workload!r}; choose from {', '.join(WORKLOADS)}")
+    if args.merge_into is not None and args.out is None:
+        args.out = Path(tempfile.mkdtemp(prefix="bench-later-")) / "later.json"
+    elif args.merge_into is not None and args.out.resolve() == args.merge_into.resolve():
+        p.error("--out must not be the --merge-into file: the partial run would replace the full one")
     if args.out is None:
         args.out = BENCH / ("results-tiny.json" if args.tiny else "results.json")
     return args
