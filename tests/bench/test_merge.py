@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from bench import merge, summary
+import pytest
+
+from bench import merge, run, summary
 
 
 def _row(engine: str, workload: str, seconds: float) -> dict[str, Any]:
@@ -37,3 +40,18 @@ def test_a_partial_run_without_concurrency_keeps_the_full_runs() -> None:
     full = {"configs": [], "concurrency": kept}
     later = {"command": "bench/run.py", "generated_at": "now", "configs": [], "concurrency": None}
     assert merge.merged(full, later)["concurrency"] == kept
+
+
+def test_a_partial_run_brings_its_agent_figures() -> None:
+    agents = {"stores": {"memory": {"overhead_ms_per_step": 0.2}}, "adk": {"ms_per_step": 2.0}}
+    full = {"configs": [], "agents": {"stores": {}, "adk": None}}
+    later = {"command": "bench/run.py", "generated_at": "now", "configs": [], "agents": agents}
+    assert merge.merged(full, later)["agents"] == agents
+
+
+def test_a_partial_run_never_overwrites_the_file_it_merges_into(tmp_path: Path) -> None:
+    results = tmp_path / "results.json"
+    args = run.parse_args(["--only", "floor,ours", "--merge-into", str(results)])
+    assert args.out.parent != tmp_path and args.out.name == "later.json"
+    with pytest.raises(SystemExit):
+        run.parse_args(["--merge-into", str(results), "--out", str(results)])
