@@ -30,17 +30,25 @@ def event_params(session_id: str, events: Sequence[Event]) -> list[Any]:
     """The parameters of ``insert_events(len(events))``, row after row."""
     params: list[Any] = []
     for event in events:
-        params += (
-            session_id,
-            event.seq,
-            event.kind,
-            event.node_path,
-            event.author,
-            event.invocation_id,
-            event.timestamp or time.time(),
-            event.model_dump_json(exclude=_DATA_EXCLUDES, exclude_none=True),
-        )
+        params += (*_columns(session_id, event, time.time()), _data(event))
     return params
+
+
+def _columns(session_id: str, event: Event, stamp: float) -> tuple[Any, ...]:
+    """An event's own columns, in the order the inserts list them (``data`` follows)."""
+    return (
+        session_id,
+        event.seq,
+        event.kind,
+        event.node_path,
+        event.author,
+        event.invocation_id,
+        event.timestamp or stamp,
+    )
+
+
+def _data(event: Event) -> str:
+    return event.model_dump_json(exclude=_DATA_EXCLUDES, exclude_none=True)
 
 
 def group_rows(session_id: str, events: Sequence[Event], lease: tuple[str, int] | None) -> tuple[str, str]:
@@ -55,19 +63,8 @@ def group_rows(session_id: str, events: Sequence[Event], lease: tuple[str, int] 
     stamp = time.time()
     rows = []
     for event in events:
-        head = json.dumps(
-            [
-                session_id,
-                event.seq,
-                event.kind,
-                event.node_path,
-                event.author,
-                event.invocation_id,
-                event.timestamp or stamp,
-            ]
-        )
-        data = event.model_dump_json(exclude=_DATA_EXCLUDES, exclude_none=True)
-        rows.append(f"{head[:-1]},{data}]")
+        head = json.dumps(_columns(session_id, event, stamp))
+        rows.append(f"{head[:-1]},{_data(event)}]")
     return row, ",".join(rows)
 
 
