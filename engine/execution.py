@@ -176,18 +176,26 @@ class SessionRun:
 
     async def _run(self, ex: Execution, node_input: Any) -> Outcome:
         ex.task = asyncio.current_task()
-        self.writer.enqueue(draft("started", ex.path, ex.author, seen_seq=self.index.last_seq))
         node = ex.node
+        call = node.plain_call
+        # A plain function runs without yielding to the loop, so nobody could see it running:
+        # unless someone watches the run live, its ``started`` is written only when it does
+        # more than return (asks, tells, fails) and a returned output is ONE event.
+        seen = self.index.last_seq
+        unstarted = call is not None and self.writer.publisher is None
+        if not unstarted:
+            self.writer.enqueue(draft("started", ex.path, ex.author, seen_seq=seen))
         ctx = Context(self, ex)
         while True:
             failure: BaseException | None = None
             interrupted = False
             try:
                 checked = node.check_input(node_input)
-                call = node.plain_call
                 if call is None:
                     await self._attempt(ex, node._run_impl(ctx=ctx, node_input=checked))
                 elif not self._took(ex, result := call(ctx, checked)):
+                    if unstarted:
+                        unstarted = self._start_late(ex, seen)
                     await self._attempt(ex, Returned(result))
             except NodeInterruptedError as signal:
                 ex.add_interrupts(signal.interrupt_ids)
@@ -221,11 +229,15 @@ class SessionRun:
                 except WorkflowError as error:  # an output or state that cannot be stored
                     failure = error
                 else:
+                    if unstarted and final is not None:
+                        final["seen_seq"] = seen  # it began here too
                     if final is not None and not self.writer.write_now(final):
                         await self.writer.flush()
                     if outcome.status == "completed" and ex.has_output:
                         outcome.output_seq = ex.output_seq or self._output_seq(ex.path)
                     return outcome
+            if unstarted:
+                unstarted = self._start_late(ex, seen)
             await self._record_failure(ex, failure, node_input)
             policy = node.retry_config
             if policy is not None and policy.retries(failure, ex.attempt):
@@ -233,6 +245,11 @@ class SessionRun:
                 ex.new_attempt()
                 continue
             return Outcome("failed", error=failure)
+
+    def _start_late(self, ex: Execution, seen: int) -> bool:
+        """Write the ``started`` a plain function's execution put off (see ``_run``)."""
+        self.writer.enqueue(draft("started", ex.path, ex.author, seen_seq=seen))
+        return False
 
     def _output_seq(self, path: str) -> int:
         record = self.index.records.get(path)

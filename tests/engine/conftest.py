@@ -13,6 +13,10 @@ import pytest
 from engine import Event, InMemoryEventStore, Runner
 
 
+def _begins(event: Event) -> bool:
+    return event.kind == "started" or (event.kind == "completed" and event.seen_seq is not None)
+
+
 @dataclass
 class Log:
     """A session's stored events, with the questions tests ask of them."""
@@ -26,8 +30,10 @@ class Log:
         return [event.kind for event in self.events]
 
     def started(self) -> list[str]:
-        """The node paths that began an execution, in log order (the root included)."""
-        return [event.node_path for event in self.of_kind("started")]
+        """The node paths that began an execution, in log order (the root included): a
+        ``started`` event, or a ``completed`` one with ``seen_seq`` (a plain function's
+        execution that nobody watched live is that one event)."""
+        return [event.node_path for event in self.events if _begins(event)]
 
     def ran(self) -> list[str]:
         """The paths that ran, in log order: every execution that began, and every step recorded
@@ -36,8 +42,12 @@ class Log:
         return [
             e.node_path
             for e in self.events
-            if e.kind == "started" or (e.kind == "completed" and e.node_path not in began)
+            if _begins(e) or (e.kind == "completed" and e.node_path not in began)
         ]
+
+    def began(self) -> dict[str, int]:
+        """Node path -> the seq of the event its latest execution began with."""
+        return {event.node_path: event.seq for event in self.events if _begins(event)}
 
     def started_count(self, path_suffix: str) -> int:
         """How many executions began at a path ending with ``path_suffix``."""

@@ -44,7 +44,7 @@ async def test_nested_workflow_with_an_interrupt_re_enters_and_replays_its_child
     assert "outer@1/inner@1" in second.started()
     assert "outer@1/inner@1/prep@1" not in second.started()
     assert "outer@1/first@1" not in second.started()
-    authors = {e.node_path: e.author for e in log.events if e.kind == "started"}
+    authors = {e.node_path: e.author for e in log.of_kind("started", "completed")}
     assert authors["outer@1/first@1"] == "outer"
     assert authors["outer@1/inner@1"] == "outer"
     assert authors["outer@1/inner@1/prep@1"] == "inner"
@@ -262,7 +262,7 @@ async def test_parallel_worker_over_a_workflow_gives_each_item_its_own_scope(
     assert result.output == ["a", "B", "c"]
     assert calls == {"prep": 3, "ask-a": 1, "ask-?b": 1, "ask-c": 1}
     log = await read_log(runner, first.session_id)
-    authors = {e.node_path: e.author for e in log.events if e.kind == "started"}
+    authors = {e.node_path: e.author for e in log.of_kind("started", "completed")}
     assert authors["wf@1/per_item@1/per_item@2/prep@1"] == "per_item"
     assert authors["wf@1/per_item@1/per_item@2"] == "wf"
 
