@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from .context import Context
 from .errors import NodeInterruptedError, NodeTimeoutError
 from .events import DEFAULT_ROUTE, Event, Interrupt, RequestInput
+from .folded import FoldedLogs
 from .gate import NodeGate
 from .graph import Edge
 from .human import TIMEOUT_FAIL, HumanPolicy
@@ -44,6 +45,7 @@ __all__ = [
     "Edge",
     "Event",
     "EventStore",
+    "FoldedLogs",
     "FunctionNode",
     "FunctionTool",
     "HumanPolicy",

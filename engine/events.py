@@ -10,7 +10,9 @@ Kinds of stored events:
 
 ===============  ==========================================================
 ``started``      a node execution began (``node_path``; ``seen_seq``: the log position
-                 its replay decision was based on)
+                 its replay decision was based on). A plain function's execution that
+                 nobody watches live (a store without ``publish``) writes none unless it
+                 asks, tells or fails: its ``completed`` carries the ``seen_seq``
 ``output``       a node yielded its output (``output``, ``output_for``)
 ``route``        a node yielded a route without output
 ``state``        a node yielded a state delta only
@@ -19,7 +21,8 @@ Kinds of stored events:
 ``answer``       someone answered an interrupt (``answer``; author = actor)
 ``assignment``   a decision on a pending question: claim, unclaim, reassign, escalate,
                  remind (``assignment``; author = actor; see ``engine.human``)
-``completed``    a node execution ended; carries deferred output/route/state
+``completed``    a node execution ended; carries deferred output/route/state (and
+                 ``seen_seq`` when it is the execution's only event)
 ``error``        a node attempt failed (``error`` with its ``traceback``; ``input``: the
                  attempt's input, when the log can keep it)
 ``retry``        someone retried a failed run (author = actor; ``node_path``: the failed node

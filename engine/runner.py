@@ -29,6 +29,7 @@ from .errors import (
 )
 from .events import Answer, ErrorInfo, Event, Interrupt, stored_event
 from .execution import SessionRun
+from .folded import UNCHECKED_KINDS, FoldedLogs
 from .gate import NodeGate
 from .limits import check_id, check_input, safe_text
 from .memory import InMemoryEventStore
@@ -74,18 +75,29 @@ class _Loaded:
     info: SessionInfo
     index: ReplayIndex
     writer: LogWriter
-    events: list[Event] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)  # what was read (the whole log unless kept)
+    # Every event folded into ``index`` passed the replay check against this runner's workflow;
+    # only such an index is kept for the next load (engine.folded).
+    checked: bool = False
+    kept: bool = False  # ``index`` came from the kept ones: ``events`` holds only what was new
 
 
 class Runner:
     """Drives runs of ``workflow`` against ``store`` (in memory unless given)."""
 
     def __init__(
-        self, workflow: Workflow, store: EventStore | None = None, gate: NodeGate | None = None
+        self,
+        workflow: Workflow,
+        store: EventStore | None = None,
+        gate: NodeGate | None = None,
+        folded: FoldedLogs | None = None,
     ) -> None:
         self.workflow = workflow
         self.store: EventStore = store if store is not None else InMemoryEventStore()
         self.gate = gate  # a host's drain: see engine.gate
+        # Where loads find the index a session's last turn left (engine.folded): a host that
+        # makes a runner per turn shares one between them.
+        self.folded = folded if folded is not None else FoldedLogs()
         self._root = f"{workflow.name}@1"
         # A store that knows the host's users and groups checks assignees (engine.human).
         self._directory: human.Directory | None = getattr(self.store, "unknown_names", None)
@@ -126,6 +138,7 @@ class Runner:
         if not answers:
             raise NoAnswersError("answer() needs at least one answer")
         await self._record_answers(loaded, answers, actor)
+        self._keep(loaded)
 
     async def advance(self, session_id: str) -> RunResult:
         """Execute from the log until the run waits, completes or fails."""
@@ -200,6 +213,7 @@ class Runner:
         if reason:
             fields["message"] = reason
         await loaded.writer.write(draft("retry", node_path or self._root, actor or "user", **fields))
+        self._keep(loaded)
 
     async def retry(
         self,
@@ -231,6 +245,7 @@ class Runner:
     async def result(self, session_id: str) -> RunResult:
         """Where the run stands, read from the log."""
         loaded = await self._load(session_id)
+        self._keep(loaded)
         return self._result(session_id, loaded.info.status, loaded.index)
 
     async def stream(self, node_input: Any = None, session_id: str | None = None) -> AsyncIterator[Event]:
@@ -273,11 +288,29 @@ class Runner:
 
     async def _load(self, session_id: str) -> _Loaded:
         info = await self.store.get_session(session_id)
+        index = self.folded.take(self.workflow, info)
+        if index is not None:
+            newer = await self.store.list_events(session_id, after_seq=index.last_seq)
+            if all(event.kind in UNCHECKED_KINDS for event in newer):
+                for event in newer:
+                    index.apply(event)
+                return _Loaded(info, index, self._writer(session_id, index), newer, checked=True, kept=True)
+        return await self._load_all(info)
+
+    async def _load_all(self, info: SessionInfo) -> _Loaded:
         index = ReplayIndex(self._root)
-        events = await self.store.list_events(session_id)
+        events = await self.store.list_events(info.session_id)
         for event in events:
             index.apply(event)
-        return _Loaded(info, index, self._writer(session_id, index), events)
+        return _Loaded(info, index, self._writer(info.session_id, index), events)
+
+    def _keep(self, loaded: _Loaded, status: str | None = None) -> None:
+        """Keep the index of an operation that ended for the session's next load; an ended run's
+        goes (nothing continues it)."""
+        if not loaded.checked or (status or loaded.info.status) in ("completed", "cancelled"):
+            self.folded.drop(loaded.info.session_id)
+        else:
+            self.folded.keep(self.workflow, loaded.info, loaded.index)
 
     async def _unread(self, session_id: str) -> _Loaded:
         """A session loaded without its events: enough to append after them."""
@@ -333,7 +366,15 @@ class Runner:
     async def _catch_up(self, loaded: _Loaded) -> None:
         """Fold what others appended since ``loaded`` was read; start a fresh writer."""
         session_id = loaded.info.session_id
-        for event in await self.store.list_events(session_id, after_seq=loaded.index.last_seq):
+        newer = await self.store.list_events(session_id, after_seq=loaded.index.last_seq)
+        if any(event.kind not in UNCHECKED_KINDS for event in newer):
+            loaded.checked = False  # a turn elsewhere ran nodes: check the log again before going on
+            if loaded.kept:  # only the log's tail was read: read it all
+                fresh = await self._load_all(loaded.info)
+                loaded.index, loaded.events, loaded.kept = fresh.index, fresh.events, False
+                loaded.writer = fresh.writer
+                return
+        for event in newer:
             loaded.index.apply(event)
             loaded.events.append(event)
         loaded.writer = self._writer(session_id, loaded.index)
@@ -393,6 +434,7 @@ class Runner:
             return [draft("assignment", interrupt.node_path, actor, assignment=data)]
 
         [event] = await self._record(loaded, build)
+        self._keep(loaded)
         return event
 
     async def fire_timers(self, session_id: str, now: float | None = None) -> list[Event]:
@@ -423,7 +465,9 @@ class Runner:
                     drafts.append(draft("answer", path, human.DEADLINE_ACTOR, answer=answer))
             return drafts
 
-        return await self._record(loaded, build)
+        written = await self._record(loaded, build)
+        self._keep(loaded)
+        return written
 
     # -- executing ------------------------------------------------------------------
 
@@ -448,17 +492,21 @@ class Runner:
             )
             self._turns[session_id] = task
             try:
-                return await asyncio.shield(task)
+                result = await asyncio.shield(task)
             finally:
                 if task.done():
                     self._turns.pop(session_id, None)
+            self._keep(loaded, result.status)
+            return result
 
     async def _execute(self, loaded: _Loaded, node_input: Any) -> RunResult:
         session_id, index, writer = loaded.info.session_id, loaded.index, loaded.writer
-        if loaded.events:
-            report = check_folded(self.workflow, loaded.events, index)
-            if not report.replays:
-                return await self._refuse_divergent(loaded, str(report))
+        if not loaded.checked:
+            if loaded.events:
+                report = check_folded(self.workflow, loaded.events, index)
+                if not report.replays:
+                    return await self._refuse_divergent(loaded, str(report))
+            loaded.checked = True
         root = self._root
         finished = index.records.get(root)
         if finished is not None and finished.done and not index.pending:

@@ -25,6 +25,7 @@ from .permissions import answer_refusal, can_answer, can_reassign, can_view, req
 from .registry import get_workflow
 from .services import pending_row, session_row
 from .store import DjangoEventStore
+from .store_cache import FOLDED
 
 
 def _decidable(
@@ -70,7 +71,9 @@ async def decide_interrupt(
     if actor is None:
         raise NotPermitted("An anonymous user may not claim questions")
     force = decision == "unclaim" and await sync_to_async(can_reassign)(user)
-    runner = Runner(get_workflow(session.workflow, session.version or None), store=DjangoEventStore())
+    runner = Runner(
+        get_workflow(session.workflow, session.version or None), store=DjangoEventStore(), folded=FOLDED
+    )
     try:
         await runner.decide(session_id, interrupt_id, decision, actor, users=users, force=force)
     except UnknownInterruptError:  # answered, withdrawn or cancelled meanwhile

@@ -33,6 +33,7 @@ from .lease import Lease, Release
 from .notify import pump as notify_pump
 from .registry import get_workflow
 from .store import DjangoEventStore, close_connections
+from .store_cache import FOLDED
 from .watch import POLL_SECONDS, ChangeWatch
 from .worker.config import workers_mode
 
@@ -193,7 +194,7 @@ class Runtime:
             logger.info("run %s waits: %s", session_id, missing)
             await sync_to_async(leases.drop)(lease)
             return None
-        runner = Runner(workflow, store=store, gate=self.gate)
+        runner = Runner(workflow, store=store, gate=self.gate, folded=FOLDED)
         self._runners[session_id] = runner
         result: RunResult | None = None
         idle = 0

@@ -58,6 +58,7 @@ from .permissions import (
 )
 from .registry import get_workflow
 from .store import DjangoEventStore
+from .store_cache import FOLDED
 from .worker import dispatch
 
 _CONFLICT_RETRIES = 20
@@ -247,7 +248,7 @@ async def answer_interrupt(
             except RejectionReasonError as refused:
                 await _refused(session_id, interrupt_id, user, value, AttemptOutcome.INVALID, str(refused))
                 raise
-    runner = Runner(get_workflow(session.workflow), store=DjangoEventStore())
+    runner = Runner(get_workflow(session.workflow), store=DjangoEventStore(), folded=FOLDED)
     for _ in range(_CONFLICT_RETRIES):
         try:
             await runner.answer(session_id, {interrupt_id: value}, actor=actor_name(user))
@@ -309,7 +310,7 @@ async def cancel_run(session_id: str, *, user: Any = None, reason: str = "") -> 
     if lease is None:
         raise UnknownRunError(session_id)
     try:
-        runner = Runner(get_workflow(session.workflow), store=DjangoEventStore(lease))
+        runner = Runner(get_workflow(session.workflow), store=DjangoEventStore(lease), folded=FOLDED)
         for _ in range(_CONFLICT_RETRIES):
             try:
                 await runner.cancel(session_id, actor=actor, reason=reason or None)
@@ -364,7 +365,7 @@ async def record_retry(
         errors = schema_errors(failures.input_schema(workflow, node), node_input)
         if errors:
             raise InputValidationError(session.workflow, errors)
-    runner = Runner(workflow, store=DjangoEventStore())
+    runner = Runner(workflow, store=DjangoEventStore(), folded=FOLDED)
     for _ in range(_CONFLICT_RETRIES):
         try:
             await runner.record_retry(

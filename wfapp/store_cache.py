@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from engine import Event
+from engine import Event, FoldedLogs
 
 MAX_RUNS = 256
 
@@ -95,3 +95,6 @@ class LogCache:
 
 
 LOGS = LogCache()
+# The indexes runs' last turns left folded (engine.folded), shared by this process's runners:
+# a resume after an answer reads the answer alone, whichever runner recorded it.
+FOLDED = FoldedLogs()

@@ -22,6 +22,7 @@ from .errors import UnknownWorkflowError, VersionNotDeployedError
 from .models import Interrupt, InterruptStatus, Session
 from .registry import get_workflow
 from .store import DjangoEventStore
+from .store_cache import FOLDED
 from .worker import dispatch
 
 logger = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ async def fire_due() -> list[str]:
     answered = []
     for session_id, workflow, version in await sync_to_async(_due_runs)():
         try:
-            runner = Runner(get_workflow(workflow, version or None), store=DjangoEventStore())
+            runner = Runner(get_workflow(workflow, version or None), store=DjangoEventStore(), folded=FOLDED)
             fired = await runner.fire_timers(session_id)
         except (UnknownWorkflowError, VersionNotDeployedError) as missing:
             logger.info("the deadline of run %s waits: %s", session_id, missing)

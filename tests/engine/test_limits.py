@@ -228,9 +228,10 @@ class ForgetfulStore(InMemoryEventStore):
 async def test_advancing_a_run_whose_log_cannot_be_read_fails_it_with_the_reason() -> None:
     store = ForgetfulStore()
     runner = Runner(asking, store=store)
-    session_id = (await runner.run(None)).session_id
+    session_id = (await Runner(asking, store=store).run(None)).session_id
     last = len(await store.list_events(session_id))
     store.broken = {session_id}
+    # Another process's runner: this one never read the log (the first keeps what it folded).
     result = await runner.advance(session_id)
     assert result.status == "failed" and result.error_type == "UnreadableLogError"
     assert "could not be read at event 3: Invalid JSON: recursion limit exceeded" in (result.error or "")
