@@ -1,7 +1,7 @@
 """Merge a later, partial run into results.json, beside the run's own rows.
 
     .venv/bin/python -m bench.merge bench/results.json later.json [--concurrency c.json] [--agents a.json] [--api a.json]
-        [--scaled s.json]
+        [--scaled s.json] [--instructions i.json]
     .venv/bin/python -m bench.report bench/results.json
 
 ``bench/run.py --merge-into bench/results.json`` does both after a partial run.
@@ -12,7 +12,8 @@ section of their own, with the run's command, date and load, and reads the next 
 ratios to the floor from them, so each ratio still comes from one run); the peers' rows and
 the first targets stay as measured. A ``bench.concurrency`` result goes under
 ``"concurrency"``, a ``bench.agents`` result under ``"agents"``, a ``bench.api`` result (one
-database's, or ``run_all``'s) under ``"api"``, a ``bench.scaled`` one under ``"scaled"``.
+database's, or ``run_all``'s) under ``"api"``, a ``bench.scaled`` one under ``"scaled"``, a
+``bench.engine_callgrind`` one under ``"instructions"``.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ def main() -> None:
     p.add_argument("--agents", type=Path)
     p.add_argument("--api", type=Path, action="append", default=[], help="a bench.api result (repeatable)")
     p.add_argument("--scaled", type=Path, help="a bench.scaled result")
+    p.add_argument("--instructions", type=Path, help="a bench.engine_callgrind result")
     args = p.parse_args()
     doc = json.loads(args.results.read_text())
     if args.later:
@@ -83,6 +85,8 @@ def main() -> None:
         doc["api"] = merge_api(doc.get("api"), json.loads(path.read_text()))
     if args.scaled:
         doc["scaled"] = json.loads(args.scaled.read_text())
+    if args.instructions:
+        doc["instructions"] = json.loads(args.instructions.read_text())
     args.results.write_text(json.dumps(doc, indent=1, default=repr) + "\n")
 
 

@@ -132,7 +132,7 @@ def _targets(doc: dict[str, Any]) -> list[str]:
         elif t["id"].endswith("-replay"):
             shown = us(value)
         elif t["id"].endswith("-floor"):
-            shown = f"ours {value:.1f}x the floor"
+            shown = f"ours {value:.2f}x the floor"
         elif t["id"] in ("W6-pending", "W6-reexec"):
             shown = f"{value:g}"
         elif t["id"].startswith("dash-queries-"):
@@ -487,6 +487,33 @@ def _later(doc: dict[str, Any]) -> list[str]:
     ]
 
 
+def instructions_section(doc: dict[str, Any]) -> list[str]:
+    found = doc.get("instructions")
+    if not found:
+        return []
+    rows = [
+        [
+            f"{w} {TITLES.get(w, '')}",
+            f"{c['floor'] / 1e6:.2f} M",
+            f"{c['ours'] / 1e6:.2f} M",
+            f"{c['ours'] / c['floor']:.2f}x",
+        ]
+        for w, c in found["instructions_per_run"].items()
+    ]
+    return [
+        "## Machine instructions",
+        "",
+        f"`python -m bench.engine_callgrind` on {found.get('generated_at', '?')} (engine at "
+        f"{found.get('commit', '?')}): one run of each workload in memory, counted by valgrind's "
+        "callgrind (the difference between 4 and 1 runs after 2 warm-ups, each engine in a process "
+        "of its own). Unlike CPU time, which swings by up to 1.5x from one process to the next "
+        "on a shared machine, the count does not move with the load, so the floor targets read it.",
+        "",
+        *_table(["workload", "floor", "ours", "ours / floor"], rows),
+        "",
+    ]
+
+
 def render(doc: dict[str, Any]) -> str:
     parts = (
         _header(doc)
@@ -495,6 +522,7 @@ def render(doc: dict[str, Any]) -> str:
         + _hitl(doc)
         + _sqlite(doc)
         + _later(doc)
+        + instructions_section(doc)
         + _concurrency(doc)
     )
     parts += (

@@ -264,20 +264,30 @@ def next_targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
     Read from a later run merged in (``bench.merge``) when there is one.
     """
     concurrency = doc.get("concurrency")
+    instructions = doc.get("instructions") or {}
+    counts = instructions.get("instructions_per_run") or {}
     later = " (later run)" if doc.get("later") else ""
     doc = doc.get("later") or doc
     out = []
     for w in ("W1", "W2", "W3", "W4", "W5"):
         ours, floor = find(doc, "ours", w), find(doc, "floor", w)
         o, f = (ours["median_s"] if ours else None), (floor["median_s"] if floor else None)
-        cpu = ""
+        how = later
         if ours and floor and ours.get("median_cpu_s") and floor.get("median_cpu_s"):
-            o, f, cpu = ours["median_cpu_s"], floor["median_cpu_s"], ", CPU time"
+            o, f, how = ours["median_cpu_s"], floor["median_cpu_s"], f"{later}, CPU time"
+        ratio = _ratio(o, f)
+        if w in counts:  # machine instructions: what the load does not move (bench.engine_callgrind)
+            c = counts[w]
+            ratio, o, f = _ratio(c["ours"], c["floor"]), None, None
+            how = (
+                f", machine instructions ({c['ours'] / 1e6:.2f} M against {c['floor'] / 1e6:.2f} M "
+                f"a run; engine at {instructions.get('commit', '?')})"
+            )
         out.append(
             _target(
                 f"{w}-floor",
-                f"{w} in memory: within 2x of the plain-asyncio floor{later}{cpu}",
-                _ratio(o, f),
+                f"{w} in memory: within 2x of the plain-asyncio floor{how}",
+                ratio,
                 2.0,
                 at_most=True,
                 ours=o,

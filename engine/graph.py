@@ -52,10 +52,24 @@ class Outgoing:
     always: list[BaseNode] = field(default_factory=list)
     routed: list[tuple[frozenset[RouteKey], BaseNode]] = field(default_factory=list)
     default: BaseNode | None = None
+    # What each str route an edge names chose (most routes are one of them); only ever read.
+    # Other routes are matched every time: a route made from data must not grow this.
+    chosen_by_name: dict[str, list[BaseNode]] = field(default_factory=dict)
 
     def targets(self, route: Any) -> list[BaseNode]:
         if not self.routed and self.default is None:
             return self.always
+        if type(route) is str:
+            known = self.chosen_by_name.get(route)
+            if known is not None:
+                return known
+            chosen = self._choose(route)
+            if any((str, route) in keys for keys, _ in self.routed):
+                self.chosen_by_name[route] = chosen
+            return chosen
+        return self._choose(route)
+
+    def _choose(self, route: Any) -> list[BaseNode]:
         chosen = list(self.always)
         if route is None:
             return chosen

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bench import merge, run, summary
+from bench import merge, report, run, summary
 
 
 def _row(engine: str, workload: str, seconds: float) -> dict[str, Any]:
@@ -55,3 +57,26 @@ def test_a_partial_run_never_overwrites_the_file_it_merges_into(tmp_path: Path) 
     assert args.out.parent != tmp_path and args.out.name == "later.json"
     with pytest.raises(SystemExit):
         run.parse_args(["--merge-into", str(results), "--out", str(results)])
+
+
+def test_instruction_counts_decide_the_floor_targets_when_merged(tmp_path: Path) -> None:
+    later = {
+        "command": "bench/run.py",
+        "generated_at": "now",
+        "configs": [_row("ours", "W1", 0.006), _row("floor", "W1", 0.002)],  # 3x in time
+    }
+    results, counts = tmp_path / "results.json", tmp_path / "instructions.json"
+    results.write_text(json.dumps(merge.merged({"configs": []}, later)))
+    counts.write_text(
+        json.dumps(
+            {"commit": "abc1234", "instructions_per_run": {"W1": {"floor": 10_000_000, "ours": 17_500_000}}}
+        )
+    )
+    sys.argv = ["bench.merge", str(results), "--instructions", str(counts)]
+    merge.main()
+
+    doc = json.loads(results.read_text())
+    targets = {t["id"]: t for t in summary.next_targets(doc)}
+    assert targets["W1-floor"]["value"] == 1.75 and targets["W1-floor"]["met"] is True
+    assert "machine instructions" in targets["W1-floor"]["text"] and "abc1234" in targets["W1-floor"]["text"]
+    assert "| W1 chain | 10.00 M | 17.50 M | 1.75x |" in report.instructions_section(doc)
