@@ -11,6 +11,7 @@ from .errors import NodeUsageError, RuleViolation
 from .events import ErrorInfo
 from .limits import check_value, safe_text
 from .tracebacks import formatted
+from .values import fresh
 from .writer import draft
 
 if TYPE_CHECKING:
@@ -312,7 +313,7 @@ class Context:
         path = f"{ex.path}/{name}@{ex.next_run_id(name) if run_id is None else run_id}"
         record = run.index.records.get(path)
         if record is not None and record.done:
-            return record.output
+            return fresh(record.output)
         writer = run.writer
         try:
             output = await work()

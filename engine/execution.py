@@ -24,7 +24,7 @@ from .nodes import BaseNode, Returned, as_node
 from .outcome import Outcome, checked_route, split_group
 from .replay import Action, NodeRecord, ReplayIndex, answers_as_output, decide
 from .tracebacks import formatted
-from .values import is_plain_json, json_schema, to_json
+from .values import fresh, is_plain_json, json_schema, to_json
 from .writer import LogWriter, draft
 
 
@@ -41,8 +41,11 @@ def _child_author(parent: Execution) -> str:
 
 
 def _stored_output(ex: Execution, output: Any) -> Any:
-    """The output as the log keeps it (the error message is built only when it is needed)."""
-    return output if is_plain_json(output) else to_json(output, f"The output of node {ex.path}")
+    """The output as the log keeps it (the error message is built only when it is needed);
+    never the object the node's caller gets (a list it changes would change the log)."""
+    if is_plain_json(output):
+        return output[:] if type(output) is list else output
+    return to_json(output, f"The output of node {ex.path}")
 
 
 def _defer(ex: Execution, event: Event) -> None:
@@ -129,6 +132,7 @@ class SessionRun:
             if action is Action.WAIT:
                 return _ready(Outcome("waiting", interrupts=list(record.pending)))
             resume_inputs, timed_out = split_timed_out(record, path, self.index.people)
+            resume_inputs = fresh(resume_inputs)  # the node's own: the log's answers stay as given
             if not timed_out and action is Action.ANSWER:
                 return self._answer_as_output(node, record, path, targets, author)
             if record.edited_input is not None:
@@ -150,7 +154,7 @@ class SessionRun:
         """A ``rerun_on_resume=False`` node whose questions are all answered outputs the answers."""
         answers = answers_as_output(record)
         try:
-            output = node.check_output(answers)
+            output = node.check_output(fresh(answers))
         except WorkflowError as error:
             self.failures[id(error)] = (error, path)
             info = ErrorInfo(type=type(error).__name__, message=safe_text(str(error)))

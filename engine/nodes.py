@@ -17,7 +17,7 @@ from .context import Context
 from .errors import ConfigurationError, NodeInterruptedError, WorkflowError
 from .retry import RetryConfig
 from .strict import StrictModel
-from .values import validator
+from .values import fresh, validator
 
 
 class BaseNode(StrictModel):
@@ -95,6 +95,7 @@ class BaseNode(StrictModel):
     def restore_output(self, data: Any) -> Any:
         """Turn an output read back from the log into the declared output type."""
         restore = self.output_validator
+        data = fresh(data)  # the caller's own copy: changing it must not change the log
         return data if restore is None or data is None else restore(data)
 
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:

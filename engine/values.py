@@ -28,7 +28,7 @@ def to_json(value: Any, what: str, *, caller: bool = False) -> Any:
     ``ValueLimitError`` instead, a caller error.
     """
     if is_plain_json(value):
-        return value
+        return value[:] if type(value) is list else value  # the log's own list, not the node's
     check = check_input if caller else check_value
     try:
         data = to_jsonable_python(value)
@@ -42,6 +42,20 @@ def to_json(value: Any, what: str, *, caller: bool = False) -> Any:
         raise too_deep(what, caller=caller) from None
     check(data, what)
     return data
+
+
+def fresh(value: Any) -> Any:
+    """A JSON value from the log with containers of its own, for node code to keep or change.
+
+    What a node gets back from the log (a replayed output, an answer) must not be the log's
+    own object: a change to it would change what the next turn replays.
+    """
+    kind = type(value)
+    if kind is dict:
+        return {key: fresh(item) for key, item in value.items()}
+    if kind is list:
+        return [fresh(item) for item in value]
+    return value
 
 
 def is_plain_json(value: Any) -> bool:

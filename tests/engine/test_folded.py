@@ -155,3 +155,38 @@ async def test_a_finished_run_is_not_kept() -> None:
     runner = Runner(single(inc), folded=folded)
     assert (await runner.run(1)).output == 2
     assert len(folded) == 0
+
+
+async def test_a_node_changing_what_the_log_gave_it_changes_nothing_the_next_turn_replays() -> None:
+    seen: list[Any] = []
+
+    @node
+    def ids(node_input: int) -> Any:
+        return [1, 2]
+
+    @node
+    def settings(node_input: int) -> Any:
+        return {"tags": ["a"], "n": 1}
+
+    @node(rerun_on_resume=True)
+    async def orch(ctx: Context, node_input: int) -> Any:
+        got, conf = await ctx.run_node(ids, 0), await ctx.run_node(settings, 0)
+        seen.append((list(got), {"tags": list(conf["tags"]), "n": conf["n"]}))
+        got.append(99)  # node code may change what it was given
+        conf["tags"].append("changed")
+        for i in range(2):
+            answer = await ctx.run_node(ask, i)
+            answer.append("changed too")
+        return got
+
+    store = InMemoryEventStore()
+    runner = Runner(single(orch), store=store)
+    first = await runner.run(0)
+    await runner.resume(first.session_id, {"q0": ["x"]})
+    done = await runner.resume(first.session_id, {"q1": ["y"]})
+
+    assert done.output == [1, 2, 99]
+    assert seen == [([1, 2], {"tags": ["a"], "n": 1})] * 3  # every turn replays what was recorded
+    fresh_read = InMemoryEventStore.load(store.dump(first.session_id))
+    outputs = [e.output for e in await fresh_read.list_events(first.session_id) if e.kind == "completed"]
+    assert [1, 2] in outputs and {"tags": ["a"], "n": 1} in outputs and ["x"] in outputs
