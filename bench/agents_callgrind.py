@@ -14,14 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench import callgrind
+from bench.callgrind import ROOT
+
 STEPS, FEW, MANY = 10, 2, 12
 
 CONVERSATIONS = """
@@ -46,17 +43,7 @@ asyncio.run(main())
 
 
 def instructions(python: str, which: str, count: int) -> int:
-    with tempfile.TemporaryDirectory() as out:
-        done = subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}/cg", python, "-c",
-             CONVERSATIONS.format(steps=STEPS), which, str(count)],
-            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"},
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
-    found = re.search(r"Collected : (\d+)", done.stderr)
-    if found is None:
-        raise SystemExit(f"callgrind printed no total for {which}:\n{done.stderr[-2000:]}")
-    return int(found.group(1))
+    return callgrind.instructions(python, CONVERSATIONS.format(steps=STEPS), which, str(count))
 
 
 def per_step(python: str, which: str) -> float:

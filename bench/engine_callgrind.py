@@ -17,16 +17,15 @@ import argparse
 import datetime
 import json
 import os
-import re
 import subprocess
 import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from bench import callgrind
+from bench.callgrind import ROOT
 from bench.common import FULL_SIZES, TITLES
 
-ROOT = Path(__file__).resolve().parent.parent
 FEW, MANY = 1, 4
 ENGINES = ("floor", "ours")
 
@@ -44,17 +43,7 @@ asyncio.run(main())
 
 
 def instructions(engine: str, workload: str, count: int) -> int:
-    with tempfile.TemporaryDirectory() as out:
-        done = subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}/cg", sys.executable, "-c",
-             RUNS, engine, workload, str(count)],
-            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"},
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
-    found = re.search(r"Collected : (\d+)", done.stderr)
-    if found is None:
-        raise SystemExit(f"callgrind printed no total for {engine} {workload}:\n{done.stderr[-2000:]}")
-    return int(found.group(1))
+    return callgrind.instructions(sys.executable, RUNS, engine, workload, str(count))
 
 
 def per_run(engine: str, workload: str) -> float:

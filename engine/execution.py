@@ -199,7 +199,8 @@ class SessionRun:
                     await self._attempt(ex, node._run_impl(ctx=ctx, node_input=checked))
                 elif not self._took(ex, result := call(ctx, checked)):
                     if unstarted:
-                        unstarted = self._start_late(ex, seen)
+                        self._start_late(ex, seen)
+                        unstarted = False
                     await self._attempt(ex, Returned(result))
             except NodeInterruptedError as signal:
                 ex.add_interrupts(signal.interrupt_ids)
@@ -241,7 +242,8 @@ class SessionRun:
                         outcome.output_seq = ex.output_seq or self._output_seq(ex.path)
                     return outcome
             if unstarted:
-                unstarted = self._start_late(ex, seen)
+                self._start_late(ex, seen)
+                unstarted = False
             await self._record_failure(ex, failure, node_input)
             policy = node.retry_config
             if policy is not None and policy.retries(failure, ex.attempt):
@@ -250,10 +252,9 @@ class SessionRun:
                 continue
             return Outcome("failed", error=failure)
 
-    def _start_late(self, ex: Execution, seen: int) -> bool:
-        """Write the ``started`` a plain function's execution put off (see ``_run``)."""
+    def _start_late(self, ex: Execution, seen: int) -> None:
+        """Queue the ``started`` a plain function's execution put off (see ``_run``)."""
         self.writer.enqueue(draft("started", ex.path, ex.author, seen_seq=seen))
-        return False
 
     def _output_seq(self, path: str) -> int:
         record = self.index.records.get(path)
