@@ -10,7 +10,7 @@ PYTHON ?= $(shell for c in python3.14 python3.13 python3.12 python3 \
 	  $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { echo $$p; break; }; \
 	done)
 
-.PHONY: venv test lint typecheck clean run bench bench-tiny screenshots
+.PHONY: venv test lint typecheck docs clean run bench bench-tiny screenshots
 
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -22,13 +22,19 @@ $(VENV)/.installed: pyproject.toml
 	  echo "or point to it: make PYTHON=/path/to/python3.12 ..."; exit 1; fi
 	@if [ ! -x $(PY) ]; then echo "Creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); fi
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,docs]'
 	@touch $@
 
 venv: $(VENV)/.installed
 
+# The suite in parallel (pytest-xdist): TEST_WORKERS processes, each test module on one of them, so
+# that a module's server and browser serve all its tests. Most tests wait on servers, browsers and
+# subprocesses, so more workers than cores pay. One test: $(PY) -m pytest tests/path.py::test_name
+TEST_WORKERS ?= 4
+PYTEST_PARALLEL = -n $(TEST_WORKERS) --dist loadfile
+
 test: venv
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_PARALLEL)
 
 # Serve the dashboard and run workflows in one process: http://$(HOST):$(PORT)/
 run: venv
@@ -60,9 +66,17 @@ screenshots: venv  # the README's pictures, from the current pages (needs Chromi
 lint: venv
 	$(VENV)/bin/ruff check engine wfapp tests bench
 	$(VENV)/bin/ruff format --check engine wfapp tests bench
+	$(VENV)/bin/lint-imports
 
 typecheck: venv
 	$(VENV)/bin/mypy
 
+# The documentation site (mkdocs.yml, docs/) into site/; --strict: a broken link or reference fails.
+# Offline: no page may load a script, style or font from another site.
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+	@if grep -rlE '<(script|link|img)[^>]+(src|href)="(https?:)?//|fonts\.(googleapis|gstatic)\.com' site --include='*.html'; then \
+	  echo "docs: the pages above load something from another site; the site must work offline"; exit 1; fi
+
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache site

@@ -42,7 +42,7 @@ async def measure(runs: int, n: int, mode: str) -> float:
     """Nodes per second for ``runs`` concurrent W1 runs of ``n`` nodes, in one of ``MODES``."""
     from bench.workloads.ours import build
     from engine import Runner
-    from wfapp import store as stores
+    from wfapp.store import events as stores
 
     workflow = build("W1", n, 0)
     store = stores.DjangoEventStore(own_thread=True, group_commit=mode == "grouped")

@@ -22,13 +22,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from bench.one_database import in_subprocess, write_result  # noqa: E402
 
 FULL: dict[str, int] = {
     "pending": 10_000,
@@ -60,17 +61,6 @@ def databases() -> list[str]:
     return ["sqlite", "postgres"] if pg else ["sqlite"]
 
 
-def _database_url() -> str | None:
-    """The URL of the database Django uses now (PostgreSQL's benchmark database), else None."""
-    from django.conf import settings
-
-    db = settings.DATABASES["default"]
-    if db["ENGINE"] == "django.db.backends.sqlite3":
-        return None
-    url = urllib.parse.urlsplit(os.environ["DATABASE_URL"])
-    return urllib.parse.urlunsplit(url._replace(path="/" + str(db["NAME"])))
-
-
 def _operator(password: str) -> str:
     from django.contrib.auth.models import Permission, User
 
@@ -88,7 +78,7 @@ def _operator(password: str) -> str:
 def measure_one(database: str, size: dict[str, int]) -> dict[str, Any]:
     """Everything on one database, in this process (Django is set up here, once)."""
     from bench import dashboard_inbox, dashboard_live
-    from bench.dashboard_client import Server, environ_for_server
+    from bench.dashboard_client import database_url, environ_for_server, serving
     from bench.workloads.ours import setup_django
 
     data_dir = Path(os.environ.get("WFAPP_DATA_DIR") or tempfile.mkdtemp(prefix="wfdash-"))
@@ -99,18 +89,15 @@ def measure_one(database: str, size: dict[str, int]) -> dict[str, Any]:
 
     log(f"  {database}: inbox, {size['pending']:,} pending among {size['answered']:,} answered")
     inbox = dashboard_inbox.measure(size["pending"], size["answered"], size["inbox_samples"])
-    server_env = environ_for_server(data_dir, _database_url())
+    server_env = environ_for_server(data_dir, database_url())
     connection.close()
     # The serving process rings for runs other processes changed in the last seconds (with
     # the in-memory channel layer): the seeded runs must be older than that look-back, or
     # the first measurements would meet a doorbell for each of them.
     time.sleep(max(0.0, inbox["seeded_at"] + 4.0 - time.time()))
     log(f"  {database}: push latency and answer-to-completion against manage.py serve")
-    with Server(data_dir, server_env, data_dir / "commits.log") as server:
-        try:
-            live = asyncio.run(dashboard_live.measure(server, username, password, size))
-        except Exception as exc:
-            raise RuntimeError(f"{type(exc).__name__}: {exc}\n-- server log:\n{server.tail()}") from exc
+    with serving(data_dir, server_env) as server:
+        live = asyncio.run(dashboard_live.measure(server, username, password, size))
     return {"database": database, "vendor": connection.vendor, "inbox": inbox, **live}
 
 
@@ -130,23 +117,7 @@ def run_all(size: dict[str, int], tiny: bool, timeout: int) -> dict[str, Any]:
                 "PYTHONPATH": str(ROOT),
             }
             env.pop("REDIS_URL", None)
-            try:
-                done = subprocess.run(
-                    [*cmd, *(["--tiny"] if tiny else [])],
-                    cwd=ROOT,
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    timeout=timeout,
-                )
-                result = json.loads(out.read_text()) if out.exists() else None
-                if result is None:
-                    result = {
-                        "error": f"exited {done.returncode} without results",
-                        "traceback": done.stderr[-4000:],
-                    }
-            except subprocess.TimeoutExpired:
-                result = {"error": f"timed out after {timeout} s"}
+            result = in_subprocess([*cmd, *(["--tiny"] if tiny else [])], ROOT, env, out, timeout)
         result["duration_s"] = round(time.perf_counter() - t0, 1)
         doc["databases"][database] = result
         shown = result.get("error") or "done"
@@ -194,18 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         return from_head([*passed, "--out", str(args.out.resolve())], args.timeout)
     size = TINY if args.tiny else FULL
     if args.db:
-        try:
-            result = measure_one(args.db, size)
-        except Exception as exc:
-            import traceback
-
-            result = {
-                "database": args.db,
-                "error": f"{type(exc).__name__}: {exc}",
-                "traceback": traceback.format_exc(),
-            }
-        args.out.write_text(json.dumps(result, indent=1) + "\n")
-        return 1 if "error" in result else 0
+        return write_result(args.out, args.db, lambda: measure_one(args.db, size))
     doc = run_all(size, args.tiny, args.timeout)
     args.out.write_text(json.dumps(doc, indent=1) + "\n")
     return 1 if any("error" in r for r in doc["databases"].values()) else 0

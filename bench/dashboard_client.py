@@ -22,7 +22,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -283,11 +283,35 @@ def answer_form(text: str) -> Form | None:
     return next((f for f in forms(text) if re.search(r"/interrupts/\d+/answer/", f.url)), None)
 
 
+def database_url() -> str | None:
+    """The URL of the database Django uses now (PostgreSQL's benchmark database), else None."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] == "django.db.backends.sqlite3":
+        return None
+    url = urllib.parse.urlsplit(os.environ["DATABASE_URL"])
+    return urllib.parse.urlunsplit(url._replace(path="/" + str(db["NAME"])))
+
+
+@contextlib.contextmanager
+def serving(data_dir: Path, env: dict[str, str]) -> Iterator[Server]:
+    """``Server`` on ``data_dir``: what fails while it serves is raised with its log's tail."""
+    with Server(data_dir, env, data_dir / "commits.log") as server:
+        try:
+            yield server
+        except Exception as exc:
+            raise RuntimeError(f"{type(exc).__name__}: {exc}\n-- server log:\n{server.tail()}") from exc
+
+
 def environ_for_server(data_dir: Path, database_url: str | None) -> dict[str, str]:
     env = {
         k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "WFAPP_EXTRA_WORKFLOWS")
     }
     env.update(WFAPP_DATA_DIR=str(data_dir), DJANGO_SETTINGS_MODULE="wfapp.settings.embedded")
+    # One operator starts the benchmark's runs and answers them: its approval questions are
+    # exempt from four-eyes, as a workflow may be (what is measured stays as it was).
+    env["WFAPP_REQUESTER_MAY_APPROVE"] = "bench_ask,bench_push"
     if database_url:
         env["DATABASE_URL"] = database_url
     return env

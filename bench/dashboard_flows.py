@@ -68,7 +68,7 @@ bench_ask = Workflow(name="bench_ask", edges=[(START, decide, finish)])
 
 def _record_commits(path: str) -> None:
     """Wrap the doorbell so each ring first notes (session, seq, now) in `path`."""
-    from wfapp import doorbell
+    from wfapp.store import doorbell
 
     ring = doorbell.ring
     log = open(path, "a", buffering=1)  # open for the server's lifetime

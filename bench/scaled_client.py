@@ -21,12 +21,12 @@ FLOOR_QUEUE = "bench_floor"
 
 
 async def start(runs: int, node_input: Any) -> dict[str, Any]:
-    from wfapp import services
     from wfapp.registry import get_workflow
+    from wfapp.runs import starting
 
     get_workflow("chain20")  # loads the registry (the demos import pydantic-ai) before the clock
     started = time.time()
-    ids = [await services.start_run("chain20", node_input) for _ in range(runs)]
+    ids = [await starting.start_run("chain20", node_input) for _ in range(runs)]
     return {"started": started, "enqueued": time.time(), "ids": ids}
 
 

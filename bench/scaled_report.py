@@ -66,7 +66,7 @@ def scaled_section(found: dict[str, Any] | None, table: Table) -> list[str]:
         f"`{found['command']}` on {found['generated_at']}, 1-minute load {found.get('load_after', 0):.1f} "
         f"at the end (2 cores; other sessions ran meanwhile), Redis {'on' if found.get('redis') else 'off'}. "
         f"Throughput: {sizes['runs']} runs{reduced} of a {sizes['nodes']}-node chain of no-op nodes started at "
-        f"once through the queue (`services.start_run` one by one, as web processes do; DBOS: its client's "
+        f"once through the queue (`starting.start_run` one by one, as web processes do; DBOS: its client's "
         f"`enqueue`) and executed by worker processes already up, {sizes['concurrency']} runs at a "
         "time each (ours: `wf worker --concurrency`; DBOS: the queue's `worker_concurrency`, polled "
         "every 50 ms); from the first start to the last completion. Every node's outcome is durable "

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .answers import Asking, asking_digest
 from .context import Context
-from .errors import NodeInterruptedError, NodeTimeoutError
+from .errors import DynamicNodeFailError, NodeInterruptedError, NodeTimeoutError
 from .events import DEFAULT_ROUTE, Event, Interrupt, RequestInput
 from .folded import FoldedLogs
 from .gate import NodeGate
@@ -39,9 +40,11 @@ __all__ = [
     "START",
     "TIMEOUT_FAIL",
     "Agent",
+    "Asking",
     "BaseNode",
     "BaseTool",
     "Context",
+    "DynamicNodeFailError",
     "Edge",
     "Event",
     "EventStore",
@@ -63,6 +66,7 @@ __all__ = [
     "Runner",
     "SessionInfo",
     "Workflow",
+    "asking_digest",
     "node",
     "replay_check",
     "tool",

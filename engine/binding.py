@@ -10,22 +10,34 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ConfigurationError, WorkflowError
-from .events import Event, RequestInput
+from pydantic import BaseModel, ValidationError
 
-_CTX, _INPUT, _STATE = 0, 1, 2
+from .errors import ConfigurationError, WorkflowDataError
+from .events import Event, RequestInput
+from .values import validator
+
+_CTX, _INPUT, _STATE, _FIELD = range(4)
 _NO_DEFAULT = inspect.Parameter.empty
 
 
 @dataclass(frozen=True, slots=True)
 class Signature:
-    """What a node function takes and returns, read once at node construction."""
+    """What a node function takes and returns, read once at node construction.
 
-    params: tuple[tuple[str, int, Any], ...]
+    ``params`` holds ``(name, role, default, check)`` per parameter; ``check`` validates a
+    value read from state or from the input's fields into the annotation (None: undeclared).
+    """
+
+    params: tuple[tuple[str, int, Any, Callable[[Any], Any] | None], ...]
     input_name: str | None
     input_type: Any
     output_type: Any
     input_only: str | None = None  # the input's name when it is the one parameter: no binding
+
+    @property
+    def state_names(self) -> list[str]:
+        """The parameters that are read from state (a state schema must declare them)."""
+        return [name for name, role, _, _ in self.params if role == _STATE]
 
 
 def _caller_namespace() -> dict[str, Any]:
@@ -82,8 +94,18 @@ def _hints(func: Callable[..., Any], node_name: str) -> dict[str, Any]:
         ) from error
 
 
-def read_signature(func: Callable[..., Any], node_name: str, context_type: type) -> Signature:
-    """Work out which parameter gets the context, which the input, which come from state."""
+def read_signature(
+    func: Callable[..., Any], node_name: str, context_type: type, from_fields: bool = False
+) -> Signature:
+    """Work out which parameter gets the context, which the input, which come from state.
+
+    As in ADK, ``ctx`` (by name, or annotated with the context type) gets the context,
+    ``node_input`` the input, and every other parameter is read from session state. The
+    seeds' style is kept too: a function without a ``node_input`` parameter whose only
+    parameter without a default (``ctx`` aside) has another name takes the input in it
+    (``def lookup(city: str)``). With ``from_fields`` (``parameter_binding="node_input"``)
+    parameters are the input's fields instead.
+    """
     hints = _hints(func, node_name)
     params = [
         p
@@ -94,16 +116,26 @@ def read_signature(func: Callable[..., Any], node_name: str, context_type: type)
     for p in params:
         if p.name == "ctx" or hints.get(p.name) is context_type:
             roles[p.name] = _CTX
+        elif from_fields:
+            roles[p.name] = _FIELD
         elif p.name == "node_input":
             roles[p.name] = _INPUT
-    if _INPUT not in roles.values():
-        for p in params:
-            if p.name not in roles and p.default is _NO_DEFAULT:
-                roles[p.name] = _INPUT
-                break
+    if not from_fields and _INPUT not in roles.values():
+        required = [p.name for p in params if p.name not in roles and p.default is _NO_DEFAULT]
+        if len(required) == 1:
+            roles[required[0]] = _INPUT
     input_name = next((name for name, role in roles.items() if role == _INPUT), None)
     input_type = hints.get(input_name) if input_name else None
-    plan = tuple((p.name, roles.get(p.name, _STATE), p.default) for p in params)
+    plan = tuple(
+        (
+            p.name,
+            role,
+            p.default,
+            validator(hints.get(p.name)) if role in (_STATE, _FIELD) else None,
+        )
+        for p in params
+        for role in (roles.get(p.name, _STATE),)
+    )
     output_type = (
         None if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func) else hints.get("return")
     )
@@ -113,22 +145,52 @@ def read_signature(func: Callable[..., Any], node_name: str, context_type: type)
     return Signature(plan, input_name, input_type, output_type, input_only)
 
 
+def _checked(check: Callable[[Any], Any] | None, node_name: str, name: str, value: Any, source: str) -> Any:
+    if check is None:
+        return value
+    try:
+        return check(value)
+    except ValidationError as error:
+        raise WorkflowDataError(
+            f"Node '{node_name}': parameter '{name}' read from {source} does not match its annotation: "
+            f"{error.errors()[0]['msg']}"
+        ) from None
+
+
 def bind(signature: Signature, node_name: str, ctx: Any, node_input: Any) -> dict[str, Any]:
     """Build the keyword arguments for one call."""
     kwargs: dict[str, Any] = {}
-    for name, role, default in signature.params:
+    for name, role, default, check in signature.params:
         if role == _CTX:
             kwargs[name] = ctx
         elif role == _INPUT:
             kwargs[name] = node_input
+        elif role == _FIELD:
+            kwargs[name] = _field(node_input, name, default, check, node_name)
         else:
             state = ctx.state
             if name in state:
-                kwargs[name] = state[name]
+                kwargs[name] = _checked(check, node_name, name, state[name], "state")
             elif default is not _NO_DEFAULT:
                 kwargs[name] = default
             else:
-                raise WorkflowError(
+                raise WorkflowDataError(
                     f"Node '{node_name}': parameter '{name}' is not in ctx.state and has no default"
                 )
     return kwargs
+
+
+def _field(
+    node_input: Any, name: str, default: Any, check: Callable[[Any], Any] | None, node_name: str
+) -> Any:
+    if isinstance(node_input, BaseModel):
+        if name in type(node_input).model_fields:
+            return _checked(check, node_name, name, getattr(node_input, name), "the input")
+    elif isinstance(node_input, dict) and name in node_input:
+        return _checked(check, node_name, name, node_input[name], "the input")
+    if default is not _NO_DEFAULT:
+        return default
+    raise WorkflowDataError(
+        f"Node '{node_name}': parameter '{name}' is not a field of its input and has no default "
+        "(parameter_binding='node_input')"
+    )

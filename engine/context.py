@@ -7,9 +7,12 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, M
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
 from .errors import NodeUsageError, RuleViolation
 from .events import ErrorInfo
 from .limits import check_value, safe_text
+from .state_schema import check_state_entry
 from .tracebacks import formatted
 from .values import fresh
 from .writer import draft
@@ -30,6 +33,8 @@ class State(MutableMapping[str, Any]):
     """
 
     __slots__ = ("_base", "_delta")
+
+    schema: type[BaseModel] | None = None  # the state_schema writes are checked against (CheckedState)
 
     def __init__(self, base: dict[str, Any]) -> None:
         self._base = base
@@ -66,6 +71,23 @@ class State(MutableMapping[str, Any]):
         return delta
 
 
+class CheckedState(State):
+    """``State`` under a ``state_schema``: each write is checked against it (``engine.state_schema``).
+
+    A class of its own so that state without a schema (most of it) pays nothing for the check.
+    """
+
+    __slots__ = ("schema",)
+
+    def __init__(self, base: dict[str, Any], schema: type[BaseModel]) -> None:
+        super().__init__(base)
+        self.schema = schema
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        check_state_entry(self.schema, key, value)  # type: ignore[arg-type]
+        super().__setitem__(key, value)
+
+
 _NO_IDS: list[str] = []
 _NO_TASKS: set[asyncio.Task[Any]] = set()
 _NO_COUNTERS: dict[str, int] = {}
@@ -88,6 +110,7 @@ class Execution:
         "delegated",
         "detached",
         "exited",
+        "given",
         "has_output",
         "interrupts",
         "node",
@@ -114,7 +137,8 @@ class Execution:
         targets: list[str],
         resume_inputs: dict[str, Any],
         state: State,
-        timed_out: frozenset[str] = frozenset(),
+        timed_out: frozenset[str],
+        given: Any,
     ) -> None:
         self.node = node
         self.path = path
@@ -140,6 +164,7 @@ class Execution:
         self.allocated = 0  # children handed out by run_node
         self.begun = 0  # of those, how many started running
         self.timed_out = timed_out  # its questions whose deadline failed them (engine.human)
+        self.given = given  # the input it was given (engine.asking: what its questions were asked on)
 
     def set_output(self, value: Any) -> None:
         if self.delegated:
@@ -241,6 +266,11 @@ class Context:
     def attempt_count(self) -> int:
         """Which attempt this is, counting from 1 (see ``RetryConfig``)."""
         return self._ex.attempt
+
+    @property
+    def recorded_paths(self) -> Mapping[str, Any]:
+        """The node paths the session's log has records of (read-only; keys only are meaningful)."""
+        return MappingProxyType(self._run.index.records)
 
     @property
     def watched(self) -> bool:

@@ -97,6 +97,34 @@ class InterruptAlreadyAnswered(CallerError):
         super().__init__(f"Interrupt {interrupt_id!r} was already answered{who}{when}")
 
 
+class AskingClosedError(CallerError):
+    """An answer or decision names an asking of an interrupt that no longer waits for it: the
+    question was asked again (``pending_seq``: the seq of the asking pending now, if any), or
+    withdrawn. It never goes to another asking."""
+
+    def __init__(self, interrupt_id: str, request_seq: int, pending_seq: int | None = None) -> None:
+        self.interrupt_id = interrupt_id
+        self.request_seq = request_seq
+        self.pending_seq = pending_seq
+        now = f"; it was asked again at seq {pending_seq}" if pending_seq is not None else ""
+        super().__init__(
+            f"Interrupt {interrupt_id!r} asked at seq {request_seq} no longer waits for an answer{now}"
+        )
+
+
+class AskingChangedError(CallerError):
+    """An answer's digest is not that of the asking it names: the answerer was shown something
+    else than what is asked."""
+
+    def __init__(self, interrupt_id: str, request_seq: int) -> None:
+        self.interrupt_id = interrupt_id
+        self.request_seq = request_seq
+        super().__init__(
+            f"Interrupt {interrupt_id!r} asked at seq {request_seq} is not the question this answer was "
+            "given to (its message, payload or schema differ)"
+        )
+
+
 class InvalidAnswerError(CallerError):
     """An answer does not match its interrupt's ``response_schema``."""
 
@@ -192,7 +220,22 @@ class WorkflowError(EngineError):
     """A node or workflow broke a runtime rule; the run fails with this message."""
 
 
-WorkflowDataError = WorkflowError
+class WorkflowDataError(WorkflowError, ValueError):
+    """A value does not fit what is declared for it: a node's input or output its schema, a
+    state write the ``state_schema``, a function parameter that has no value to bind.
+
+    A ``ValueError``, as in ADK, so a caller of ``ctx.run_node`` can catch it.
+    """
+
+
+class StateSchemaError(WorkflowDataError, TypeError):
+    """A state write that the ``state_schema`` does not allow: an undeclared key or a value of
+    the wrong type. A ``ValueError``, and the ``TypeError`` ADK raises."""
+
+
+class TerminalOutputsError(WorkflowError, ValueError):
+    """Two different terminal nodes of one workflow both produced output (ADK raises its
+    ``WorkflowConfigurationError``, a ``ValueError``)."""
 
 
 class ReplayDivergenceError(WorkflowError):
@@ -229,6 +272,49 @@ class NodeTimeoutError(EngineError, TimeoutError):
         self.node_name = node_name
         self.timeout = timeout
         super().__init__(f"Node '{node_name}' timed out after {timeout} seconds.")
+
+
+class DynamicNodeFailError(EngineError):
+    """Raised by ``await ctx.run_node(...)`` when the child failed (ADK's name).
+
+    ``error`` is the child's exception and ``error_node_path`` the path its error event was
+    written at. What is raised is also an instance of the child's error class, so a caller
+    may catch either this or what the child raised (``except KeyError``). A caller that does
+    not catch it fails with the child's error, written once, at the child's path.
+    """
+
+    error: BaseException
+    error_node_path: str
+
+
+_failed_classes: dict[type[BaseException], type[DynamicNodeFailError]] = {}
+
+
+def dynamic_node_failed(error: BaseException, node_path: str) -> BaseException:
+    """The ``DynamicNodeFailError`` (of the child error's class as well) for a failed child."""
+    kind = type(error)
+    cls = _failed_classes.get(kind)
+    if cls is None:
+        try:
+            cls = type(kind.__name__, (DynamicNodeFailError, kind), {"__module__": kind.__module__})
+        except TypeError:  # a class that cannot be combined (a layout conflict): ADK's class alone
+            cls = DynamicNodeFailError
+        _failed_classes[kind] = cls
+    try:
+        failed = cls.__new__(cls, *error.args)  # the error class's own __new__; not its __init__
+    except Exception:  # a __new__ that wants other arguments
+        failed = DynamicNodeFailError(str(error))
+    failed.__dict__.update(getattr(error, "__dict__", {}))
+    failed.args = error.args
+    failed.error = error
+    failed.error_node_path = node_path
+    failed.__cause__ = error
+    return failed
+
+
+def child_error(error: BaseException) -> BaseException:
+    """The child's own error for a ``DynamicNodeFailError`` a caller let through."""
+    return error.error if isinstance(error, DynamicNodeFailError) else error
 
 
 class NodeInterruptedError(BaseException):

@@ -80,6 +80,16 @@ class Interrupt(StrictModel):
     response_schema: dict[str, Any] | None = None
     human: HumanPolicy | None = None  # assignees, deadline, escalation, quorum (engine.human)
 
+    def states_again(self, earlier: Interrupt) -> bool:
+        """Whether this asking is ``earlier`` stated again (the same node asking the same thing,
+        as a resumed node does for its questions still pending): the same asking, not a new one."""
+        return (
+            self.node_path == earlier.node_path
+            and self.message == earlier.message
+            and self.payload == earlier.payload
+            and self.response_schema == earlier.response_schema
+        )
+
 
 class Answer(StrictModel):
     """An answer given to an interrupt."""
@@ -90,6 +100,8 @@ class Answer(StrictModel):
     value: Any = None
     actor: str | None = None
     timed_out: bool = False  # the deadline passed with on_timeout=TIMEOUT_FAIL
+    request_seq: int | None = None  # the seq of the asking answered (None: logs written before it)
+    digest: str | None = None  # ``asking_digest`` of the question as the answerer was shown it, if given
 
 
 class ErrorInfo(StrictModel):
@@ -112,6 +124,7 @@ class Event(StrictModel):
     state: dict[str, Any] | None = None
     long_running_tool_ids: frozenset[str] | None = None
     message: str | None = None
+    branch: str | None = None  # ADK's parallel lane label; kept on the stored event as given
 
     seq: int = 0
     session_id: str = ""
@@ -155,7 +168,12 @@ class RequestInput(StrictModel):
     ``on_timeout`` (a default answer, checked against the schema here, or ``TIMEOUT_FAIL``,
     the default), ``remind_after``, ``escalate_after`` with ``escalate_to``,
     ``approvals_required`` (a quorum of distinct approvers on a boolean ``approved`` field) and
-    ``exclude_requester``. A field that does not fit raises ``ConfigurationError`` naming it.
+    ``exclude_requester`` (True: the run's requester may not answer; False: they may; None, the
+    default: they may not answer an approval question, one with a boolean ``approved`` field,
+    unless the application lets them for the workflow). A field that does not fit raises ``ConfigurationError`` naming it.
+
+    ADK's spellings are accepted too: ``prompt`` for ``message`` and the camelCase names
+    (``interruptId``, ``responseSchema``).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -172,10 +190,14 @@ class RequestInput(StrictModel):
     escalate_after: timedelta | None = None
     escalate_to: list[str] | None = None
     approvals_required: int | None = None
-    exclude_requester: bool = False
+    exclude_requester: bool | None = None
     _declared: Declared = PrivateAttr()
 
     def __init__(self, /, **data: Any) -> None:
+        for alias, name in _REQUEST_ALIASES.items():
+            if alias in data:
+                value = data.pop(alias)
+                data.setdefault(name, value)
         super().__init__(**data)
         self._declared = declare(self.__dict__, json_schema(self.response_schema))
 
@@ -184,6 +206,7 @@ class RequestInput(StrictModel):
         return self._declared.policy(now)
 
 
+_REQUEST_ALIASES = {"prompt": "message", "interruptId": "interrupt_id", "responseSchema": "response_schema"}
 _EVENT_DEFAULTS = {name: info.default for name, info in Event.model_fields.items()}
 _new = object.__new__
 _set = object.__setattr__

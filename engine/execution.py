@@ -6,8 +6,11 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from pydantic import BaseModel
+
 from .answers import check_schema
-from .context import Context, Execution, State
+from .asking import asked_for_other, input_digest
+from .context import CheckedState, Context, Execution, State
 from .errors import (
     InterruptTimeoutError,
     NodeInterruptedError,
@@ -15,6 +18,8 @@ from .errors import (
     NodeUsageError,
     RuleViolation,
     WorkflowError,
+    child_error,
+    dynamic_node_failed,
 )
 from .events import ErrorInfo, Event, Interrupt, RequestInput
 from .gate import NodeGate
@@ -22,7 +27,8 @@ from .human import NO_TIMEOUTS, Directory, HumanPolicy, asked_policy, split_time
 from .limits import check_id, check_text, check_value, safe_text
 from .nodes import BaseNode, Returned, as_node
 from .outcome import Outcome, checked_route, split_group
-from .replay import Action, NodeRecord, ReplayIndex, answers_as_output, decide
+from .replay import Action, NodeRecord, ReplayIndex, answers_as_output, decide, forwarded_output
+from .state_schema import check_state_delta
 from .tracebacks import formatted
 from .values import fresh, is_plain_json, json_schema, to_json
 from .writer import LogWriter, draft
@@ -63,6 +69,7 @@ def _defer(ex: Execution, event: Event) -> None:
 
 
 _NO_ANSWERS: dict[str, Any] = {}  # a fresh execution's resume_inputs (only ever read)
+_ANY_INPUT: Any = object()  # ``SessionRun.replay`` given no input: a record is not checked for it
 
 
 async def _ready(outcome: Outcome) -> Outcome:
@@ -102,32 +109,59 @@ class SessionRun:
 
     # -- deciding -----------------------------------------------------------------
 
-    def replay(self, node: BaseNode, path: str) -> Outcome | None:
-        """The recorded outcome of ``node`` at ``path`` when it need not run again."""
+    def replay(self, node: BaseNode, path: str, node_input: Any = _ANY_INPUT) -> Outcome | None:
+        """The recorded outcome of ``node`` at ``path`` when it need not run again; given
+        ``node_input`` (a dynamic child's), none when its questions were asked on another
+        input (``engine.asking``)."""
         record = self.index.records.get(path)
         if record is None:
             return None
+        if node_input is not _ANY_INPUT and self._asked_for_other(path, node_input):
+            return None
         action = decide(record, rerun_on_resume=node.rerun_on_resume, is_workflow=node.is_workflow)
         if action is Action.FORWARD:
-            output = node.restore_output(record.output)
+            output = node.restore_output(forwarded_output(record, node.rerun_on_resume))
             return Outcome("completed", output, record.route, seq=record.seq, output_seq=record.output_seq)
         if action is Action.WAIT:
             return Outcome("waiting", interrupts=list(record.pending))
         return None
 
+    def _asked_for_other(self, path: str, node_input: Any) -> bool:
+        """Whether the questions recorded at ``path`` were asked on another input (engine.asking)."""
+        asked_on = self.index.asked_on
+        return bool(asked_on) and asked_for_other(asked_on, path, node_input)
+
     def execute(
-        self, node: BaseNode, node_input: Any, path: str, targets: list[str], author: str
+        self,
+        node: BaseNode,
+        node_input: Any,
+        path: str,
+        targets: list[str],
+        author: str,
+        state_schema: type[BaseModel] | None = None,
+        *,
+        anew: bool = False,
     ) -> Coroutine[Any, Any, Outcome]:
-        """Replay or run ``node`` at ``path``; ``targets`` are the paths its output counts for.
+        """Replay or run ``node`` at ``path``; ``targets`` are the paths its output counts for,
+        ``state_schema`` the one its caller's state follows (the node's own overrides it);
+        ``anew``: run it afresh whatever its record says.
 
         Decided here, at the call; the returned coroutine is the execution itself, so a node
         runs in its caller's coroutine plus one (it writes nothing before its first step).
+        A node without a record (most of them) tests nothing else before it starts.
         """
         record = self.index.records.get(path)
-        if record is not None:
+        if record is not None and not anew:
+            if record.edited_input is not None:
+                node_input = record.edited_input  # an operator's retry gave this node a new input
+            if self._asked_for_other(path, node_input):
+                # Its recorded questions were asked on another input: their answers are not for
+                # the question it asks now. It runs afresh and asks again (engine.asking).
+                afresh = self.execute(node, node_input, path, targets, author, state_schema, anew=True)
+                return self._ask_anew(record, path, author, afresh)
             action = decide(record, rerun_on_resume=node.rerun_on_resume, is_workflow=node.is_workflow)
             if action is Action.FORWARD:
-                output = node.restore_output(record.output)
+                output = node.restore_output(forwarded_output(record, node.rerun_on_resume))
                 return _ready(Outcome("completed", output, record.route, output_seq=record.output_seq))
             if action is Action.WAIT:
                 return _ready(Outcome("waiting", interrupts=list(record.pending)))
@@ -135,14 +169,40 @@ class SessionRun:
             resume_inputs = fresh(resume_inputs)  # the node's own: the log's answers stay as given
             if not timed_out and action is Action.ANSWER:
                 return self._answer_as_output(node, record, path, targets, author)
-            if record.edited_input is not None:
-                node_input = record.edited_input  # an operator's retry gave this node a new input
         else:
             resume_inputs, timed_out = _NO_ANSWERS, NO_TIMEOUTS
-        execution = Execution(node, path, author, targets, resume_inputs, State(self.index.state), timed_out)
+        if state_schema is None and node.state_schema is None:
+            state = State(self.index.state)
+        else:
+            schema = node.state_schema or state_schema
+            assert schema is not None
+            state = CheckedState(self.index.state, schema)
+        execution = Execution(node, path, author, targets, resume_inputs, state, timed_out, node_input)
         if self.gate is not None:
             return self._gated(self.gate, execution, node_input)
         return self._run(execution, node_input)
+
+    async def _ask_anew(
+        self, record: NodeRecord, path: str, author: str, afresh: Coroutine[Any, Any, Outcome]
+    ) -> Outcome:
+        """Run ``afresh``, the execution of the node at ``path`` whose recorded questions were
+        asked on another input.
+
+        A question of that asking still pending is withdrawn first by an ``error`` event saying
+        why (the stores drop the questions a failed execution asked), so nobody answers it.
+        """
+        if any(interrupt.node_path == path for interrupt in record.pending.values()):
+            message = (
+                f"Node {path} was given another input than the one its pending question was asked "
+                "on; that question is withdrawn and asked again for the new input"
+            )
+            info = ErrorInfo(type="StaleQuestion", message=message)
+            try:
+                await self.writer.write(draft("error", path, author, error=info))
+            except BaseException:
+                afresh.close()  # never started
+                raise
+        return await afresh
 
     async def _gated(self, gate: NodeGate, ex: Execution, node_input: Any) -> Outcome:
         async with gate.passage(self.session_id, ex.path):
@@ -151,7 +211,14 @@ class SessionRun:
     async def _answer_as_output(
         self, node: BaseNode, record: NodeRecord, path: str, targets: list[str], author: str
     ) -> Outcome:
-        """A ``rerun_on_resume=False`` node whose questions are all answered outputs the answers."""
+        """A ``rerun_on_resume=False`` node whose questions are all answered outputs the answers,
+        on the route it chose before asking.
+
+        As in ADK, it writes no output event of its own: its ``completed`` marker carries no
+        output, and replay takes the answers from the log again (``forwarded_output``). Only
+        when its output counts for others too (a terminal node, a ``use_as_output`` child)
+        does the marker carry it, for the workflow's output is stored in that event.
+        """
         answers = answers_as_output(record)
         try:
             output = node.check_output(fresh(answers))
@@ -160,19 +227,23 @@ class SessionRun:
             info = ErrorInfo(type=type(error).__name__, message=safe_text(str(error)))
             await self.writer.write(draft("error", path, author, error=info))
             return Outcome("failed", error=error)
-        await self.writer.write(draft("completed", path, author, output=answers, output_for=targets))
-        return Outcome("completed", output, output_seq=record.output_seq)
+        if len(targets) > 1:
+            await self.writer.write(draft("completed", path, author, output=answers, output_for=targets))
+        else:
+            await self.writer.write(draft("completed", path, author))
+        return Outcome("completed", output, record.route, output_seq=record.output_seq)
 
     def static_executor(
         self, parent: Execution
     ) -> Callable[[BaseNode, Any, str, bool], Coroutine[Any, Any, Outcome]]:
         """How ``parent`` executes children at paths it chooses (see ``Context.child_hooks``)."""
         execute, author, inherited = self.execute, _child_author(parent), parent.targets
+        schema = parent.state.schema
 
         def execute_child(
             node: BaseNode, node_input: Any, path: str, delegate: bool
         ) -> Coroutine[Any, Any, Outcome]:
-            return execute(node, node_input, path, [path, *inherited] if delegate else [path], author)
+            return execute(node, node_input, path, [path, *inherited] if delegate else [path], author, schema)
 
         return execute_child
 
@@ -214,7 +285,7 @@ class SessionRun:
                 interrupted, failure = split_group(ex, group)
             except Exception as error:
                 self.writer.raise_if_broken()  # the log refused an append: stop, do not retry
-                failure = error
+                failure = child_error(error)  # an uncaught DynamicNodeFailError: the child's own
             ex.exited = True
             if ex.spawned or ex.allocated > ex.begun:
                 await self._drain(ex)
@@ -239,7 +310,10 @@ class SessionRun:
                     if final is not None and not self.writer.write_now(final):
                         await self.writer.flush()
                     if outcome.status == "completed" and ex.has_output:
-                        outcome.output_seq = ex.output_seq or self._output_seq(ex.path)
+                        if ex.output_seq:
+                            outcome.output_seq = ex.output_seq
+                        elif (record := self.index.records.get(ex.path)) is not None:
+                            outcome.output_seq = record.output_seq  # its event's, just folded
                     return outcome
             if unstarted:
                 self._start_late(ex, seen)
@@ -255,10 +329,6 @@ class SessionRun:
     def _start_late(self, ex: Execution, seen: int) -> None:
         """Queue the ``started`` a plain function's execution put off (see ``_run``)."""
         self.writer.enqueue(draft("started", ex.path, ex.author, seen_seq=seen))
-
-    def _output_seq(self, path: str) -> int:
-        record = self.index.records.get(path)
-        return record.output_seq if record is not None else 0
 
     async def _attempt(self, ex: Execution, produced: Any) -> None:
         """Consume what ``_run_impl`` produced, within the node's timeout if it has one."""
@@ -334,10 +404,10 @@ class SessionRun:
             )
             await self._ask(ex, [ask])
             return
-        route = state = ids = message = None
+        route = state = ids = message = branch = None
         if isinstance(item, Event):
             output, route, state, ids = item.output, item.route, item.state, item.long_running_tool_ids
-            message = item.message
+            message, branch = item.message, item.branch
         else:
             output = item
         fields: dict[str, Any] = {}
@@ -354,10 +424,14 @@ class SessionRun:
             ex.route_pending = False
         delta = ex.state.take_delta()
         if state:
+            check_state_delta(ex.state.schema, state)
             delta = {**delta, **state} if delta else dict(state)
         if delta:
             fields["state"] = to_json(delta, f"The state written by node {ex.path}")
         if fields:
+            if branch is not None:
+                check_text(branch, f"The branch of node {ex.path}")
+                fields["branch"] = branch
             if not self.writer.write_now(draft(_kind_of(fields), ex.path, ex.author, **fields)):
                 await self.writer.flush()
         if ids:
@@ -374,7 +448,11 @@ class SessionRun:
             holder = self.index.pending.get(interrupt_id)
             if holder is not None:
                 if holder.node_path == ex.path:
-                    ex.add_interrupts([interrupt_id])  # asked again while still pending
+                    # Asked again while still pending (a partial resume): the same question,
+                    # with its deadline and claims, stated again in this turn's events, as ADK
+                    # writes it again.
+                    ex.add_interrupts([interrupt_id])
+                    drafts.append(draft("interrupt", ex.path, ex.author, interrupt=holder))
                     continue
                 raise ex.violate(
                     RuleViolation(
@@ -398,7 +476,11 @@ class SessionRun:
                 human=human,
             )
             ex.add_interrupts([interrupt_id])
-            drafts.append(draft("interrupt", ex.path, ex.author, interrupt=interrupt))
+            asked = draft("interrupt", ex.path, ex.author, interrupt=interrupt)
+            digest = input_digest(ex.given)
+            if digest is not None:
+                asked["input"] = digest  # what it was asked on (engine.asking)
+            drafts.append(asked)
         delta = ex.state.take_delta()
         if drafts:
             if delta:
@@ -416,7 +498,12 @@ class SessionRun:
         delta = ex.state.take_delta()
         state = to_json(delta, f"The state written by node {ex.path}") if delta else None
         if ex.interrupts:
-            final = draft("state", ex.path, ex.author, state=state) if state else None
+            fields: dict[str, Any] = {}
+            if ex.route_pending:  # the route chosen before asking holds when the answer comes
+                fields["route"] = checked_route(ex.path, ex.route)
+            if state:
+                fields["state"] = state
+            final = draft(_kind_of(fields), ex.path, ex.author, **fields) if fields else None
             return final, Outcome("waiting", interrupts=list(ex.interrupts))
         final = draft("completed", ex.path, ex.author)
         if ex.has_output and not ex.output_persisted:
@@ -456,7 +543,7 @@ class SessionRun:
                     "their results on resume"
                 )
             )
-        child = as_node(node_like)
+        child = node_like if isinstance(node_like, BaseNode) else as_node(node_like)
         if run_id is None:
             run_id = parent.next_run_id(child.name)
         else:
@@ -491,7 +578,8 @@ class SessionRun:
             parent.add_spawned(task)
         turn = self.turn
         seen = turn.get(path)
-        if seen is not None:
+        # An outcome for questions asked on another input is not reused (engine.asking).
+        if seen is not None and not self._asked_for_other(path, node_input):
             if isinstance(seen, Outcome):
                 outcome = seen
             else:  # the same path is running in another task of this turn: wait for it
@@ -499,12 +587,20 @@ class SessionRun:
                     seen = asyncio.get_running_loop().create_future()
                     turn[path] = seen
                 outcome = await asyncio.shield(seen)
-        elif (replayed := self.replay(child, path)) is not None:
+        elif (replayed := self.replay(child, path, node_input)) is not None:
             outcome = turn[path] = replayed  # fast path: nothing to wait for
         else:
             turn[path] = _RUNNING  # a future only if someone else waits for it
             try:
-                outcome = await self.execute(child, node_input, path, targets, _child_author(parent))
+                outcome = await self.execute(
+                    child,
+                    node_input,
+                    path,
+                    targets,
+                    # _child_author's choice, without a call on every child's path
+                    parent.node.name if parent.node.is_workflow else parent.author,
+                    parent.state.schema,
+                )
             except BaseException as error:
                 waiting = turn[path]
                 future = turn[path] = asyncio.get_running_loop().create_future()
@@ -531,6 +627,7 @@ class SessionRun:
         assert failed is not None
         if isinstance(failed, RuleViolation):
             parent.violate(failed)
-        elif spawned and parent.exited and parent.child_failure is None:
+            raise failed
+        if spawned and parent.exited and parent.child_failure is None:
             parent.child_failure = failed
-        raise failed
+        raise dynamic_node_failed(failed, self.failure_path(failed) or path)

@@ -65,6 +65,11 @@ def describe_node(node: BaseNode) -> dict[str, Any]:
         "input": type_name(node.input_type),
         "output": type_name(node.output_type),
     }
+    if node.wait_for_output:  # only when set, so graphs without it keep their fingerprints
+        data["wait_for_output"] = True
+    binding = getattr(node, "parameter_binding", "state")
+    if binding != "state":
+        data["parameter_binding"] = binding
     if isinstance(node, ParallelWorker):
         data["worker"] = describe_node(node.worker)
         data["max_parallel_workers"] = node.max_parallel_workers

@@ -95,6 +95,7 @@ class Graph:
     outgoing: dict[str, Outgoing]
     predecessors: dict[str, list[str]]
     terminal: frozenset[str]
+    joins: frozenset[str] = frozenset()  # the names of its join nodes
 
     @property
     def start_targets(self) -> list[BaseNode]:
@@ -207,7 +208,8 @@ def compile_graph(links: list[Link]) -> Graph:
         if link.source.name not in preds:
             preds.append(link.source.name)
     terminal = frozenset(name for name in nodes if name not in outgoing)
-    return Graph(links, nodes, outgoing, predecessors, terminal)
+    joins = frozenset(name for name, node in nodes.items() if is_join(node))
+    return Graph(links, nodes, outgoing, predecessors, terminal, joins)
 
 
 def is_join(node: BaseNode) -> bool:

@@ -83,7 +83,9 @@ class HumanPolicy(StrictModel):
     escalate_at: float | None = None
     escalate_to: list[str] = Field(default_factory=list)
     approvals_required: int = 1
-    exclude_requester: bool = False
+    # Whether the run's requester is kept from answering; None: the default, which keeps them
+    # from answering an approval question (``approval_question``) unless the application says not.
+    exclude_requester: bool | None = None
 
     @property
     def quorum(self) -> bool:
@@ -131,7 +133,7 @@ class Declared:
     escalate_after: float | None
     escalate_to: list[str]
     approvals_required: int
-    exclude_requester: bool
+    exclude_requester: bool | None
 
     def policy(self, now: float | None = None) -> HumanPolicy | None:
         """The stored policy of a question asked at ``now``; None when nothing is declared."""
@@ -153,7 +155,7 @@ class Declared:
         )
 
 
-_NOTHING = Declared([], None, None, None, None, None, None, [], 1, False)
+_NOTHING = Declared([], None, None, None, None, None, None, [], 1, None)
 
 
 def declare(fields: dict[str, Any], schema: dict[str, Any] | None) -> Declared:
@@ -200,14 +202,13 @@ def declare(fields: dict[str, Any], schema: dict[str, Any] | None) -> Declared:
             f"RequestInput approvals_required= must be a whole number >= 1, not {required!r}"
         )
     if required > 1:
-        approved = ((schema or {}).get("properties") or {}).get("approved") or {}
-        if approved.get("type") != "boolean":
+        if not approval_question(schema):
             raise ConfigurationError(
                 "RequestInput approvals_required= needs a response_schema with a boolean 'approved' field"
             )
-    exclude = fields.get("exclude_requester", False)
-    if not isinstance(exclude, bool):
-        raise ConfigurationError("RequestInput exclude_requester= must be True or False")
+    exclude = fields.get("exclude_requester")
+    if exclude is not None and not isinstance(exclude, bool):
+        raise ConfigurationError("RequestInput exclude_requester= must be True, False or None (the default)")
     return Declared(
         assignees=_names(fields.get("assignees"), "assignees"),
         timeout=timeout,
@@ -220,6 +221,14 @@ def declare(fields: dict[str, Any], schema: dict[str, Any] | None) -> Declared:
         approvals_required=required,
         exclude_requester=exclude,
     )
+
+
+def approval_question(schema: Any) -> bool:
+    """Whether a question with this JSON response schema is an approval: an object with a
+    boolean ``approved`` field (what a quorum counts; its requester is kept out by default)."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    approved = properties.get("approved") if isinstance(properties, dict) else None
+    return isinstance(approved, dict) and approved.get("type") == "boolean"
 
 
 def _json(value: Any) -> Any:

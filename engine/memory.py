@@ -7,13 +7,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from .errors import (
+    AskingClosedError,
     ConcurrencyError,
     InterruptAlreadyAnswered,
     SessionExistsError,
     UnknownInterruptError,
     UnknownSessionError,
 )
-from .events import Event
+from .events import Event, Interrupt
 from .human import HumanPolicy, fold_answer
 from .store import STATUSES, SessionInfo
 
@@ -28,7 +29,16 @@ def _track_pending(
     """Follow which interrupts are pending; refuse an answer to one that is not."""
     kind = event.kind
     if kind == "interrupt" and event.interrupt is not None:
-        pending[event.interrupt.id] = (event.node_path, event.interrupt.human, [])
+        asked = pending.get(event.interrupt.id)
+        if asked is None or asked[0] != event.node_path or not event.interrupt.states_again(asked[4]):
+            pending[event.interrupt.id] = (
+                event.node_path,
+                event.interrupt.human,
+                [],
+                event.seq,
+                event.interrupt,
+            )
+        # (else stated again: the same asking, whose approvals so far stand)
     elif kind == "answer" and event.answer is not None:
         answer = event.answer
         interrupt_id = answer.interrupt_id
@@ -37,12 +47,14 @@ def _track_pending(
             if first is None:
                 raise UnknownInterruptError(session_id, [interrupt_id])
             raise InterruptAlreadyAnswered(interrupt_id, first.author, first.timestamp)
-        path, policy, given = pending[interrupt_id]
+        path, policy, given, asked_at, asking = pending[interrupt_id]
+        if answer.request_seq is not None and answer.request_seq != asked_at:
+            raise AskingClosedError(interrupt_id, answer.request_seq, asked_at)
         if policy is not None and policy.quorum:  # an approval short of the quorum: still pending
             actor = answer.actor or event.author
             resolved, folded = fold_answer(policy, given, actor, answer.value, answer.timed_out)
             if not resolved:
-                pending[interrupt_id] = (path, policy, folded)
+                pending[interrupt_id] = (path, policy, folded, asked_at, asking)
                 return
         del pending[interrupt_id]
         answered[interrupt_id] = event
@@ -56,8 +68,9 @@ _ASKS = frozenset({"interrupt", "answer"})
 _ASKS_AND_ENDS = _ASKS | {"error", "completed"}  # an end withdraws what the execution asked
 
 
-# A pending question: the path that asked, its human-step policy, the approvals given so far.
-_Asked = tuple[str, HumanPolicy | None, list[dict[str, Any]]]
+# A pending question: the path that asked, its human-step policy, the approvals given so far, the
+# seq of its asking.
+_Asked = tuple[str, HumanPolicy | None, list[dict[str, Any]], int, Interrupt]
 
 
 class _Log:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from .context import Execution
-from .errors import NodeInterruptedError, WorkflowError
+from .errors import NodeInterruptedError, WorkflowError, child_error
+
+_NO_INTERRUPTS: list[str] = []  # a completed or failed outcome's: one shared list, only ever read
 
 
 class Outcome:
@@ -30,7 +32,7 @@ class Outcome:
         self.status = status
         self.output = output
         self.route = route
-        self.interrupts: list[str] = [] if interrupts is None else interrupts
+        self.interrupts: list[str] = _NO_INTERRUPTS if interrupts is None else interrupts
         self.error = error
         self.seq = seq
         self.output_seq = output_seq
@@ -50,7 +52,7 @@ def split_group(ex: Execution, group: BaseExceptionGroup[Any]) -> tuple[bool, Ba
         ex.add_interrupts(signal.interrupt_ids)
     if rest is None:
         return True, None
-    first = leaves(rest)[0]
+    first = child_error(leaves(rest)[0])
     if not isinstance(first, Exception):
         raise rest
     return waiting is not None, first

@@ -106,6 +106,7 @@ class ReplayIndex:
     records: dict[str, NodeRecord] = field(default_factory=dict)
     pending: dict[str, Interrupt] = field(default_factory=dict)
     answered: dict[str, Event] = field(default_factory=dict)
+    asked_at: dict[str, int] = field(default_factory=dict)  # interrupt id -> seq of its latest asking
     state: dict[str, Any] = field(default_factory=dict)
     last_seq: int = 0
     status: str | None = None
@@ -114,6 +115,8 @@ class ReplayIndex:
     # seq -> output of the events that carry the workflow's own output (usually one a run)
     root_outputs: dict[int, Any] = field(default_factory=dict)
     people: Ledger = field(default_factory=Ledger)  # claims, escalations, approvals so far
+    # path -> (digest of the input its latest questions were asked on, their ids): engine.asking
+    asked_on: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
 
     def failed_paths(self) -> list[str]:
         """The paths whose latest attempt failed (an ``error`` not followed by a new start)."""
@@ -147,6 +150,11 @@ class ReplayIndex:
         elif kind in _OUTCOMES:
             self._apply_outcome(event)
         elif kind == "interrupt" and event.interrupt is not None:
+            stated = self.pending.get(event.interrupt.id)
+            if stated is None or not event.interrupt.states_again(stated):
+                self.asked_at[event.interrupt.id] = event.seq  # (stated again: the same asking)
+            if type(event.input) is str:
+                self._asked_on(event.interrupt, event.input)
             self._apply_interrupt(event.interrupt)
         elif kind == "answer" and event.answer is not None:
             self._apply_answer(event, event.answer)
@@ -175,7 +183,9 @@ class ReplayIndex:
 
     def _apply_outcome(self, event: Event) -> None:
         own_path = event.node_path
-        own = self.records.get(own_path) or self.record(own_path)
+        own = self.records.get(own_path)
+        if own is None:  # (``record``'s work, without a second look-up on every node's path)
+            own = self.records[own_path] = NodeRecord()
         output = event.output
         if output is not None:
             seq = event.seq
@@ -211,10 +221,28 @@ class ReplayIndex:
         for prefix in ancestors(path)[:-1]:
             self.record(prefix).mark_failed(path, failed)
 
+    def _asked_on(self, interrupt: Interrupt, digest: str) -> None:
+        """Note what a question was asked on; a question asked on another input than the path's
+        earlier ones makes their answers stale (they were given to other questions)."""
+        path = interrupt.node_path
+        seen = self.asked_on.get(path)
+        if seen is not None and seen[0] == digest:
+            if interrupt.id not in seen[1]:
+                seen[1].append(interrupt.id)
+            return
+        if seen is not None:
+            for prefix in ancestors(path):
+                record = self.records.get(prefix)
+                if record is not None and record.resolved:
+                    for interrupt_id in seen[1]:
+                        record.resolved.pop(interrupt_id, None)
+        self.asked_on[path] = (digest, [interrupt.id])
+
     def _apply_interrupt(self, interrupt: Interrupt) -> None:
+        again = self.pending.get(interrupt.id)
         self.pending[interrupt.id] = interrupt
-        if interrupt.human is not None:
-            self.people.asked(interrupt.id)
+        if interrupt.human is not None and (again is None or again.node_path != interrupt.node_path):
+            self.people.asked(interrupt.id)  # a new question (one stated again keeps its claims)
         for path in ancestors(interrupt.node_path):
             self.record(path).ask(interrupt)
 
@@ -274,3 +302,12 @@ def answers_as_output(record: NodeRecord) -> Any:
     if len(record.resolved) == 1:
         return next(iter(record.resolved.values()))
     return dict(record.resolved)
+
+
+def forwarded_output(record: NodeRecord, rerun_on_resume: bool) -> Any:
+    """The output a completed node fast-forwards with: the recorded one, or for a
+    ``rerun_on_resume=False`` node that completed with its answers as output without
+    writing them (as ADK, it writes no output event of its own), those answers."""
+    if record.has_output or rerun_on_resume or not record.resolved:
+        return record.output
+    return answers_as_output(record)

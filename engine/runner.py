@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import human
-from .answers import check_answer
+from .answers import Asking, check_answer, check_asking
 from .errors import (
+    AskingClosedError,
     ConcurrencyError,
     InterruptAlreadyAnswered,
     InvalidAnswerError,
@@ -33,6 +34,7 @@ from .folded import UNCHECKED_KINDS, FoldedLogs
 from .gate import NodeGate
 from .limits import check_id, check_input, safe_text
 from .memory import InMemoryEventStore
+from .model_overrides import MODEL_OVERRIDES
 from .outcome import Outcome
 from .replay import ReplayIndex
 from .replay_check import check_folded
@@ -91,8 +93,11 @@ class Runner:
         store: EventStore | None = None,
         gate: NodeGate | None = None,
         folded: FoldedLogs | None = None,
+        models: Mapping[str, Any] | None = None,
     ) -> None:
         self.workflow = workflow
+        # Agents' models swapped for this runner's turns, by agent name or "*" (engine.model_overrides).
+        self.models = dict(models) if models is not None else None
         self.store: EventStore = store if store is not None else InMemoryEventStore()
         self.gate = gate  # a host's drain: see engine.gate
         # Where loads find the index a session's last turn left (engine.folded): a host that
@@ -113,22 +118,41 @@ class Runner:
         return await self._turn(loaded, node_input)
 
     async def resume(
-        self, session_id: str, answers: Mapping[str, Any], actor: str | None = None
+        self,
+        session_id: str,
+        answers: Mapping[str, Any],
+        actor: str | None = None,
+        *,
+        asking: Mapping[str, Asking] | None = None,
     ) -> RunResult:
-        """Record ``answers`` and continue; with no answers, retry a failed run."""
+        """Record ``answers`` and continue; with no answers, retry a failed run. ``asking``: see
+        ``answer``."""
         try:
             loaded = await self._load(session_id)
         except UnreadableLogError as error:
             return await self._fail_unreadable(session_id, error)
         self._check_open(loaded)
         if answers:
-            await self._record_answers(loaded, answers, actor)
+            await self._record_answers(loaded, answers, actor, asking)
         elif loaded.index.pending and loaded.info.status != "failed":
             raise NoAnswersError(f"Session {session_id!r} is waiting for input: give at least one answer")
         return await self._turn(loaded, loaded.info.input)
 
-    async def answer(self, session_id: str, answers: Mapping[str, Any], actor: str | None = None) -> None:
-        """Validate and record answers without executing anything."""
+    async def answer(
+        self,
+        session_id: str,
+        answers: Mapping[str, Any],
+        actor: str | None = None,
+        *,
+        asking: Mapping[str, Asking] | None = None,
+    ) -> None:
+        """Validate and record answers without executing anything.
+
+        ``asking`` pins an answer to one asking of its interrupt (by interrupt id): when that
+        asking no longer waits (answered, or the id asked again since) or its digest differs,
+        nothing is written (``InterruptAlreadyAnswered``, ``AskingClosedError``,
+        ``AskingChangedError``). Without a pin an answer goes to the pending asking; either
+        way its event records the seq of the asking it answers, which the store checks."""
         try:
             loaded = await self._load(session_id)
         except UnreadableLogError as error:
@@ -137,7 +161,7 @@ class Runner:
         self._check_open(loaded)
         if not answers:
             raise NoAnswersError("answer() needs at least one answer")
-        await self._record_answers(loaded, answers, actor)
+        await self._record_answers(loaded, answers, actor, asking)
         self._keep(loaded)
 
     async def advance(self, session_id: str) -> RunResult:
@@ -343,8 +367,14 @@ class Runner:
         if status in FINAL_STATUSES:
             raise SessionStateError(f"Session {loaded.info.session_id!r} is {status}; it cannot continue")
 
-    async def _record_answers(self, loaded: _Loaded, answers: Mapping[str, Any], actor: str | None) -> None:
-        await self._record(loaded, lambda: self._answer_drafts(loaded, answers, actor))
+    async def _record_answers(
+        self,
+        loaded: _Loaded,
+        answers: Mapping[str, Any],
+        actor: str | None,
+        asking: Mapping[str, Asking] | None = None,
+    ) -> None:
+        await self._record(loaded, lambda: self._answer_drafts(loaded, answers, actor, asking or {}))
 
     async def _record(self, loaded: _Loaded, build: Callable[[], list[dict[str, Any]]]) -> list[Event]:
         """Append what ``build`` checks and drafts against the log as it is now; return it."""
@@ -380,13 +410,15 @@ class Runner:
         loaded.writer = self._writer(session_id, loaded.index)
 
     def _answer_drafts(
-        self, loaded: _Loaded, answers: Mapping[str, Any], actor: str | None
+        self, loaded: _Loaded, answers: Mapping[str, Any], actor: str | None, asking: Mapping[str, Asking]
     ) -> list[dict[str, Any]]:
         """Check every answer (pending, storable, valid) and build its event; raise caller errors."""
         index, session_id = loaded.index, loaded.info.session_id
         if actor is not None:
             check_id(actor, "The actor's name", caller=True)
         for interrupt_id in answers:
+            if interrupt_id in asking:
+                check_asking(index, interrupt_id, asking[interrupt_id])
             if interrupt_id in index.pending:
                 continue
             first = index.answered.get(interrupt_id)
@@ -403,7 +435,14 @@ class Runner:
             check_answer(interrupt_id, interrupt.response_schema, stored)
             if interrupt.human is not None:
                 human.check_answer_by(index.people, interrupt_id, interrupt.human, actor)
-            answer = Answer(interrupt_id=interrupt_id, value=stored, actor=actor)
+            pin = asking.get(interrupt_id)
+            answer = Answer(
+                interrupt_id=interrupt_id,
+                value=stored,
+                actor=actor,
+                request_seq=index.asked_at.get(interrupt_id),
+                digest=pin.digest if pin is not None else None,
+            )
             drafts.append(draft("answer", interrupt.node_path, actor or "user", answer=answer))
         return drafts
 
@@ -418,19 +457,28 @@ class Runner:
         users: list[str] | None = None,
         *,
         force: bool = False,
+        request_seq: int | None = None,
     ) -> Event:
         """Record a person's ``claim``, ``unclaim`` or ``reassign`` (to ``users``) of a pending
         question; raises ``InterruptClaimedError`` or ``DecisionError`` and writes nothing.
-        ``force``: an unclaim of someone else's claim (an admin's)."""
+        ``force``: an unclaim of someone else's claim (an admin's). ``request_seq`` pins the
+        decision to that asking (``AskingClosedError`` once it no longer waits); its event
+        names the asking it decides on."""
         loaded = await self._load(session_id)
         self._check_open(loaded)
         check_id(actor, "The actor's name", caller=True)
 
         def build() -> list[dict[str, Any]]:
             interrupt = loaded.index.pending.get(interrupt_id)
+            asked_at = loaded.index.asked_at.get(interrupt_id)
+            if request_seq is not None and (interrupt is None or asked_at != request_seq):
+                raise AskingClosedError(
+                    interrupt_id, request_seq, asked_at if interrupt is not None else None
+                )
             if interrupt is None:
                 raise UnknownInterruptError(session_id, [interrupt_id])
             data = human.decision_data(loaded.index.people, interrupt_id, decision, actor, users, force)
+            data["request_seq"] = asked_at
             return [draft("assignment", interrupt.node_path, actor, assignment=data)]
 
         [event] = await self._record(loaded, build)
@@ -461,6 +509,7 @@ class Runner:
                         value=value,
                         actor=human.DEADLINE_ACTOR,
                         timed_out=timed_out,
+                        request_seq=loaded.index.asked_at.get(interrupt_id),
                     )
                     drafts.append(draft("answer", path, human.DEADLINE_ACTOR, answer=answer))
             return drafts
@@ -487,9 +536,14 @@ class Runner:
                     return self._result(session_id, loaded.index.status, loaded.index)
             # Eager: a turn that never waits (in memory, say) ends right here, without trips
             # through the event loop; one that waits goes on as the task cancel() can reach.
-            task = asyncio.Task(
-                self._execute(loaded, node_input), loop=asyncio.get_running_loop(), eager_start=True
-            )
+            swapped = MODEL_OVERRIDES.set(self.models) if self.models is not None else None
+            try:  # the task keeps a copy of the context it starts in
+                task = asyncio.Task(
+                    self._execute(loaded, node_input), loop=asyncio.get_running_loop(), eager_start=True
+                )
+            finally:
+                if swapped is not None:
+                    MODEL_OVERRIDES.reset(swapped)
             self._turns[session_id] = task
             try:
                 result = await asyncio.shield(task)

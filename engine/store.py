@@ -32,7 +32,8 @@ class EventStore(Protocol):
 
     ``append`` is atomic. It raises ``ConcurrencyError`` and writes nothing when the log's
     last seq is not ``expected_seq``, and ``InterruptAlreadyAnswered`` when an answer event
-    names an interrupt that is not pending. Events arrive with ``seq`` already stamped,
+    names an interrupt that is not pending (``AskingClosedError`` when its ``request_seq``
+    is not the pending asking's). Events arrive with ``seq`` already stamped,
     contiguous from ``expected_seq + 1``. ``create_session`` records the workflow version
     the run starts on; ``get_session`` gives it back.
     """

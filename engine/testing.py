@@ -231,6 +231,38 @@ class EventStoreContract:
         )
         assert await store.append(session_id, again, expected_seq=3) == 4
 
+    async def test_an_answer_to_an_earlier_asking_never_answers_a_later_one(self, store: EventStore) -> None:
+        session_id = await self._session(store)
+        ask = Interrupt(id="payment", node_path="wf@1/ask@1")
+
+        def asked() -> dict[str, Any]:
+            return {"kind": "interrupt", "node_path": ask.node_path, "interrupt": ask}
+
+        def answer(request_seq: int) -> dict[str, Any]:
+            given = Answer(interrupt_id="payment", value=True, request_seq=request_seq)
+            return {"kind": "answer", "node_path": ask.node_path, "answer": given}
+
+        # Asked at 1 and answered; asked again at 3, and at 4 for another payment before an
+        # answer (3 superseded: stated again unchanged, it would have stayed the same asking).
+        other = {
+            "kind": "interrupt",
+            "node_path": ask.node_path,
+            "interrupt": ask.model_copy(update={"payload": 2}),
+        }
+        await store.append(
+            session_id, stamp(session_id, 1, [asked(), answer(1), asked(), other]), expected_seq=0
+        )
+        for stale in (1, 3):
+            with pytest.raises(ValueError):
+                await store.append(session_id, stamp(session_id, 5, [answer(stale)]), expected_seq=4)
+        assert [e.kind for e in await store.list_events(session_id)] == [
+            "interrupt",
+            "answer",
+            "interrupt",
+            "interrupt",
+        ]
+        assert await store.append(session_id, stamp(session_id, 5, [answer(4)]), expected_seq=4) == 5
+
     async def test_a_failed_or_finished_execution_withdraws_its_own_questions(
         self, store: EventStore
     ) -> None:

@@ -187,7 +187,7 @@ def check_no_unconditional_cycle(links: list[Link]) -> None:
 def check_schemas(links: list[Link]) -> None:
     """Rule 8: where both sides declare pydantic models, output and input schemas match."""
     for link in links:
-        produced, wanted = link.source.output_type, link.target.declared_input_type
+        produced, wanted = link.source.output_type, link.target.input_type
         if is_model(produced) and is_model(wanted) and produced is not wanted:
             raise GraphValidationError(
                 8,

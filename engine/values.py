@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import types
 import typing
 from collections.abc import Callable
@@ -30,18 +31,39 @@ def to_json(value: Any, what: str, *, caller: bool = False) -> Any:
     if is_plain_json(value):
         return value[:] if type(value) is list else value  # the log's own list, not the node's
     check = check_input if caller else check_value
+    if isinstance(value, bytes | bytearray | memoryview):
+        raise _no_bytes(what)
     try:
         data = to_jsonable_python(value)
     except PydanticSerializationError as error:
+        kind = _unknown_type(error) or type(value)
+        name = f"{kind.__module__}.{kind.__qualname__}" if isinstance(kind, type) else str(kind)
         raise WorkflowError(
-            f"{what} cannot be stored in the event log ({error}); use JSON data, a pydantic "
-            "model or a dataclass"
+            f"{what} is or holds a {name} object, which cannot be stored in the event log (the log "
+            f"keeps JSON, so a resumed run gets back what was recorded). Make {name.rsplit('.', 1)[-1]} "
+            "a dataclass or a pydantic model with the same attributes (@dataclass above the class, "
+            "its attributes annotated), or return JSON data"
         ) from error
+    except UnicodeDecodeError:  # bytes inside a container that are not UTF-8 text
+        raise _no_bytes(what) from None
     except ValueError:  # pydantic's "maximum serialization depth exceeded"
         check(value, what)  # says how deep, when the nesting is in plain dicts and lists
         raise too_deep(what, caller=caller) from None
     check(data, what)
     return data
+
+
+def _unknown_type(error: PydanticSerializationError) -> str | None:
+    """The type pydantic names in "Unable to serialize unknown type: <class 'x.Y'>"."""
+    found = re.search(r"unknown type: <class '([^']+)'>", str(error))
+    return found.group(1) if found else None
+
+
+def _no_bytes(what: str) -> WorkflowError:
+    return WorkflowError(
+        f"{what} holds bytes, which cannot be stored in the event log (it keeps JSON); "
+        "encode them as text first (base64, say)"
+    )
 
 
 def fresh(value: Any) -> Any:
@@ -95,6 +117,12 @@ def validator(annotation: Any) -> Callable[[Any], Any] | None:
 
         return check
     return adapter.validate_python
+
+
+def dumped(value: Any) -> Any:
+    """A pydantic model validated by a schema as the JSON data ADK hands on (its None fields
+    left out); anything else as it is."""
+    return value.model_dump(mode="json", exclude_none=True) if isinstance(value, BaseModel) else value
 
 
 def is_model(annotation: Any) -> bool:

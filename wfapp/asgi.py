@@ -19,7 +19,7 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from wfapp.startup import StartRuntime  # noqa: E402
+from wfapp.runs.startup import StartRuntime  # noqa: E402
 
 
 def _websocket_urlpatterns() -> list[object]:

@@ -1,7 +1,7 @@
 """wfapp's errors. Callers' mistakes are ``ValueError`` subclasses and change nothing.
 
 The engine's own caller errors (``InterruptAlreadyAnswered``, ``InvalidAnswerError``,
-``UnknownInterruptError``, ``UnknownSessionError``) pass through the services unchanged.
+``UnknownInterruptError``, ``UnknownSessionError``) pass through the actions (``wfapp.runs``) unchanged.
 """
 
 from __future__ import annotations
@@ -67,15 +67,47 @@ class PayloadTooLargeError(BadRequest):
 
 
 class NotPermitted(BadRequest):
-    """The user lacks the permission the action needs (``wfapp.permissions``); nothing was written."""
+    """The user lacks the permission the action needs (``wfapp.human.permissions``); nothing was written."""
 
 
 class NotAssignedError(NotPermitted):
     """The user may answer questions, but not this one: its assignees, claim or quorum say who."""
 
 
+class ClaimHeldError(NotAssignedError):
+    """An answer, by someone who may override claims (a superuser, a reassigner), to a question
+    another user holds, without saying to answer over the claim. Nothing is written."""
+
+    def __init__(self, holder: str) -> None:
+        self.holder = holder
+        super().__init__(f"{holder} holds this: answer anyway?")
+
+
 class RunStateError(BadRequest):
     """The run's status does not allow the action (retrying a run that did not fail, say)."""
+
+
+class RunFailedError(RunStateError):
+    """An answer to a question of a failed run: taking it would silently retry the failed node.
+    Nothing is written; someone who may retry the run does so first (then the question waits)."""
+
+    def __init__(self, node: str) -> None:
+        self.node = node
+        at = f" at {node}" if node else ""
+        super().__init__(f"The run failed{at}; retry it first")
+
+
+class HumanInputError(RunStateError):
+    """A retry with an edited input for a node whose input comes from a human step: it would
+    replace what people decided. Nothing is written; the step is asked again instead."""
+
+    def __init__(self, node: str, step: str) -> None:
+        self.node = node
+        self.step = step
+        super().__init__(
+            f"The input of {node!r} comes from the human step {step!r}: an edited input would replace "
+            "what people decided there. Retry it unedited, or have the step asked again (a new run)"
+        )
 
 
 class QuestionClosedError(BadRequest):
@@ -110,4 +142,4 @@ class LeaseLostError(WfappError):
 
 class RejectionReasonError(BadRequest):
     """A "reject with reason" that is not one: not an approve/reject question, not a rejection,
-    or no reason (``wfapp.rejections``)."""
+    or no reason (``wfapp.human.rejections``)."""

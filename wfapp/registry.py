@@ -18,7 +18,8 @@ from django.db.models import Q
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
-from .errors import UnknownWorkflowError, VersionNotDeployedError
+from engine.patterns import unsafe_patterns
+from wfapp.errors import UnknownWorkflowError, VersionNotDeployedError
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +52,7 @@ def _validate(path: str, workflow: Any) -> Problem | None:
         )
     try:
         description = workflow.describe()
-        schema = workflow.input_schema
+        schema = workflow.input_json_schema
     except Exception as exc:
         return Problem(path, "E004", f"Workflow '{path}' does not validate: {type(exc).__name__}: {exc}")
     if not isinstance(description, dict) or description.get("name") != workflow.name:
@@ -63,6 +64,11 @@ def _validate(path: str, workflow: Any) -> Problem | None:
             validator_for(schema).check_schema(schema)
         except SchemaError as exc:
             return Problem(path, "E004", f"Workflow '{path}' has an invalid input schema: {exc.message}")
+        unsafe = unsafe_patterns(schema)
+        if unsafe:
+            return Problem(
+                path, "E004", f"Workflow '{path}' has an input schema refused: {'; '.join(unsafe)}"
+            )
     return None
 
 
@@ -173,3 +179,9 @@ def is_deployed(name: str, version: str | None) -> bool:
     """Whether a run of ``name`` that started on ``version`` can resume here."""
     found = _registry(tuple(settings.WFAPP_WORKFLOWS)).get(name)
     return found is not None and (not version or version in found)
+
+
+def requester_may_approve(name: str) -> bool:
+    """Whether the workflow ``name`` lets a run's requester answer its own approval questions
+    (``settings.WFAPP_REQUESTER_MAY_APPROVE``; four-eyes is the default)."""
+    return name in getattr(settings, "WFAPP_REQUESTER_MAY_APPROVE", ())

@@ -128,7 +128,7 @@ async def make_store(kind: str, workdir: str, tag: str) -> Any:
         return InMemoryEventStore()
     if kind in ("django-sqlite", "django-postgres"):
         await asyncio.to_thread(setup_django, kind)  # Django's setup is synchronous
-        from wfapp.store import DjangoEventStore
+        from wfapp.store.events import DjangoEventStore
 
         return DjangoEventStore(own_thread=True)  # as the runtime's workers use it
     raise ValueError(f"unknown store {kind!r} for our engine")
@@ -195,8 +195,8 @@ def _drop_database(name: str, bench_name: str) -> None:
 
 async def close() -> None:
     """Close the Django store's connections (its threads'), so its database can be dropped."""
-    if "wfapp.store" in sys.modules:
-        from wfapp.store import close_connections
+    if "wfapp.store.events" in sys.modules:
+        from wfapp.store.events import close_connections
 
         await close_connections()
 

@@ -37,16 +37,36 @@ def answer_schema(tool: str, parameters: dict[str, Any], arguments: dict[str, An
 
 
 def approval_request(
-    tool: str, parameters: dict[str, Any], arguments: dict[str, Any], *, agent: str | None
+    tool: str,
+    parameters: dict[str, Any],
+    arguments: dict[str, Any],
+    *,
+    agent: str | None,
+    call_id: str | None = None,
 ) -> RequestInput:
-    """The question that pauses the run until someone approves, rejects or edits the call."""
+    """The question that pauses the run until someone approves, rejects or edits the call.
+
+    An agent's question names the model's ``tool_call_id`` too: an answer is bound to one call.
+    """
+    arguments = _in_order(arguments, parameters)
     shown = json.dumps(arguments, ensure_ascii=False, default=str)
     who = f"Agent '{agent}' wants" if agent else "The workflow wants"
+    payload: dict[str, Any] = {"kind": "tool_approval", "agent": agent, "tool": tool, "arguments": arguments}
+    if call_id is not None:
+        payload["tool_call_id"] = call_id
     return RequestInput(
         message=f"{who} to call {tool}({shown}). Approve?",
-        payload={"kind": "tool_approval", "agent": agent, "tool": tool, "arguments": arguments},
+        payload=payload,
         response_schema=answer_schema(tool, parameters, arguments),
     )
+
+
+def _in_order(arguments: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+    """The arguments in the order the tool declares them (then by name), whatever order the
+    log gave them back in (PostgreSQL's jsonb reorders keys): the question reads the same."""
+    declared = list(parameters.get("properties", {}))
+    rank = {name: position for position, name in enumerate(declared)}
+    return dict(sorted(arguments.items(), key=lambda item: (rank.get(item[0], len(rank)), item[0])))
 
 
 def approved_arguments(answer: Any, arguments: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:

@@ -111,6 +111,13 @@ class AgentTurn:
     agent: str
     steps: int = 0
     tool_calls: dict[str, int] = field(default_factory=dict)
+    attempt: int = 0  # set in __post_init__: the attempt this execution's steps belong to
+
+    def __post_init__(self) -> None:
+        # Retry counts restart in each turn, but a turn after a retry must go on with the
+        # latest attempt the log holds, not replay the first one again (its failed tool call
+        # would run again on its old approval): the attempt is the log's latest plus this one's.
+        self.attempt = recorded_attempts(self.ctx) + self.ctx.attempt_count
 
     async def _step(self, node: Step, run: Callable[[Context], Awaitable[Any]], run_id: str | None) -> Any:
         """``run`` as a recorded step: a child node when someone watches the run (its ``started``
@@ -127,8 +134,22 @@ class AgentTurn:
 
     def step_run_id(self) -> str | None:
         # A retried attempt must ask the model again, so its steps get paths of their own.
-        attempt = self.ctx.attempt_count
+        attempt = self.attempt
         return None if attempt == 1 else f"{self.steps}r{attempt}"
+
+    def call_run_id(self, number: int) -> str:
+        """The run id of the ``number``-th tool call (or its approval) of the latest model step:
+        specific to the attempt, so a retried attempt never reuses an earlier one's call or answer."""
+        attempt = self.attempt
+        return f"{self.steps}.{number}" if attempt == 1 else f"{self.steps}.{number}r{attempt}"
+
+    def call_number(self, call_id: str | None) -> int:
+        """The position of a tool call in the latest model response (1, 2, ...)."""
+        number = self.tool_calls.get(call_id or "", 0)
+        if not number:
+            number = len(self.tool_calls) + 1
+            self.tool_calls[call_id or f"#{number}"] = number
+        return number
 
     async def model_step(
         self,
@@ -164,22 +185,41 @@ class AgentTurn:
         return response
 
     async def tool_step(self, name: str, call_id: str | None, call: Callable[[], Awaitable[Any]]) -> Any:
-        number = self.tool_calls.get(call_id or "", 0)
-        if not number:
-            number = len(self.tool_calls) + 1
-            self.tool_calls[call_id or f"#{number}"] = number
+        number = self.call_number(call_id)
+        live = False
 
         async def run(step: Context) -> dict[str, Any]:
+            nonlocal live
+            live = True
             try:
                 result = await call()
             except ModelRetry as retry:  # the model is asked to try again: a result, not a failure
-                return {"retry": retry.message}
-            return {"result": to_json(result, f"The result of tool {name}")}
+                return {"retry": retry.message, "call": call_id}
+            return {"result": to_json(result, f"The result of tool {name}"), "call": call_id}
 
-        recorded = await self._step(tool_step(name), run, f"{self.steps}.{number}")
+        recorded = await self._step(tool_step(name), run, self.call_run_id(number))
+        if not live and recorded.get("call", call_id) != call_id:  # steps recorded before "call" pass
+            raise WorkflowError(
+                f"Agent '{self.agent}': the log no longer matches this workflow at the call of tool "
+                f"{name} in model step {self.steps} of {self.ctx.node_path}: it was recorded for the "
+                f"call {recorded.get('call')!r}, the model's response now has {call_id!r}. Start a new run."
+            )
         if "retry" in recorded:
             raise ModelRetry(recorded["retry"])  # pydantic-ai counts it against the tool's retries
         return recorded["result"]
+
+
+def recorded_attempts(ctx: Context) -> int:
+    """How many attempts of this agent execution earlier turns left in the log before the
+    latest one (0: the log has only the first, or nothing); their first steps are ``model@1r<n>``."""
+    if ctx.attempt_count > 1:
+        return 0  # a retry within this turn: the attempt count already says it
+    records = ctx.recorded_paths
+    base = ctx.node_path + "/model@1r"
+    attempt = 1
+    while f"{base}{attempt + 1}" in records:
+        attempt += 1
+    return attempt - 1
 
 
 _turn: ContextVar[AgentTurn] = ContextVar("engine_agent_turn")

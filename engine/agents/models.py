@@ -8,12 +8,16 @@ the variable, and defining a workflow never needs a key.
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.models import Model, infer_model, parse_model_id
 from pydantic_ai.providers import infer_provider_class
 
+from ..model_overrides import MODEL_OVERRIDES
 from .errors import AgentConfigurationError, ModelSetupError
 
 # The seeds write Gemini models by bare name ("gemini-flash-latest"), as ADK does.
@@ -71,3 +75,39 @@ def model_label(model: Model | str) -> str:
     if isinstance(model, str):
         return model
     return f"{model.system}:{model.model_name}"
+
+
+ENV_OVERRIDES = "ENGINE_AGENT_MODELS"
+_parsed: dict[str, dict[str, str]] = {}
+
+
+def _env_overrides() -> Mapping[str, Any]:
+    """``ENGINE_AGENT_MODELS`` as a mapping (parsed once per value): ``{"triage": "openai:...", "*": "test"}``."""
+    text = os.environ.get(ENV_OVERRIDES)
+    if not text:
+        return {}
+    parsed = _parsed.get(text)
+    if parsed is None:
+        try:
+            loaded = json.loads(text)
+        except ValueError as error:
+            raise AgentConfigurationError(
+                f"{ENV_OVERRIDES} must be a JSON object of model strings: {error}"
+            ) from None
+        if not isinstance(loaded, dict) or not all(isinstance(v, str) and v for v in loaded.values()):
+            raise AgentConfigurationError(
+                f'{ENV_OVERRIDES} must be a JSON object such as {{"triage": "openai:gpt-5-mini", "*": "test"}}'
+            )
+        parsed = _parsed[text] = loaded
+    return parsed
+
+
+def chosen_model(agent: str, own: Model | str | None) -> Model | str | None:
+    """The model ``agent`` uses this turn: the runner's override (by name, then ``"*"``), then the
+    environment's, then its own (engine.model_overrides)."""
+    for overrides in (MODEL_OVERRIDES.get(), _env_overrides()):
+        if overrides:
+            chosen = overrides.get(agent, overrides.get("*"))
+            if chosen is not None:
+                return check_model(chosen, agent)
+    return own

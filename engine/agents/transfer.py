@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, create_model
 from pydantic_ai import ModelMessage, ModelMessagesTypeAdapter, ToolOutput
 
+from .delegation import DELEGATED
 from .errors import AgentConfigurationError
 
 if TYPE_CHECKING:
@@ -28,9 +29,11 @@ MAX_TRANSFERS = 25  # per execution of the root: a model that only ever transfer
 
 @dataclass(frozen=True, slots=True)
 class Handoff:
-    """The conversation so far, handed to another agent by ``transfer_to_agent``."""
+    """The conversation so far, handed to another agent by ``transfer_to_agent``, and the input
+    the root of the transfer was given (what an agent with an ``input_schema`` takes)."""
 
     messages: list[ModelMessage]
+    input: Any = None
 
 
 class TransferChoice(BaseModel):
@@ -55,8 +58,48 @@ class Transfer(BaseModel):
     def recorded(data: Any) -> bool:
         return isinstance(data, dict) and set(data) == {"transfer_to_agent", "messages"}
 
-    def handoff(self) -> Handoff:
-        return Handoff(ModelMessagesTypeAdapter.validate_python(self.messages))
+    def handoff(self, node_input: Any = None) -> Handoff:
+        return Handoff(ModelMessagesTypeAdapter.validate_python(self.messages), node_input)
+
+
+HANDED_BACK = "handoff_result"
+
+
+class HandoffResult(BaseModel):
+    """What an agent handed the conversation gives the root: its answer, or the ``Transfer`` it
+    chose. Recorded as ``{"handoff_result": {"answer": ...}}`` or ``{"handoff_result":
+    {"transfer": ...}}``, and read back only by the root that handed the conversation on, so no
+    output of an agent (whatever its keys) is ever taken for an engine record."""
+
+    handoff_result: dict[str, Any]
+
+    @classmethod
+    def of(cls, output: Any) -> HandoffResult:
+        if isinstance(output, Transfer):
+            return cls(handoff_result={"transfer": output})
+        return cls(handoff_result={"answer": output})
+
+    @staticmethod
+    def recorded(data: Any) -> bool:
+        return isinstance(data, dict) and set(data) == {HANDED_BACK} and isinstance(data[HANDED_BACK], dict)
+
+
+def handed_back(result: Any, target: LlmAgent) -> Any:
+    """The answer or ``Transfer`` in what the agent handed the conversation gave back (live, or
+    read back from the log); logs written before ``HandoffResult`` recorded a transfer bare."""
+    if isinstance(result, HandoffResult):
+        data = result.handoff_result
+    elif HandoffResult.recorded(result):
+        data = result[HANDED_BACK]
+    elif Transfer.recorded(result):  # an older log: only a handed-to agent's output was read so
+        return Transfer.model_validate(result)
+    else:
+        return result
+    transfer = data.get("transfer")
+    if transfer is not None:
+        return transfer if isinstance(transfer, Transfer) else Transfer.model_validate(transfer)
+    answer = data.get("answer")
+    return answer if isinstance(result, HandoffResult) else target.restore_output(answer)
 
 
 def adopt(parent: LlmAgent, subs: list[LlmAgent]) -> None:
@@ -85,15 +128,16 @@ def tree(agent: LlmAgent) -> list[LlmAgent]:
 
 
 def targets(agent: LlmAgent, *, root: bool) -> list[LlmAgent]:
-    """The agents ``agent`` may transfer to (ADK's order: sub-agents, parent, peers)."""
-    chosen = list(agent.sub_agents)
+    """The agents ``agent`` may transfer to (ADK's order: sub-agents, parent, peers); sub-agents
+    in task or single_turn mode are delegated to as tools instead (``delegation.py``)."""
+    chosen = [sub for sub in agent.sub_agents if sub.mode not in DELEGATED]
     parent = agent.parent_agent
     if root or parent is None:
         return chosen
     if not agent.disallow_transfer_to_parent:
         chosen.append(parent)
     if not agent.disallow_transfer_to_peers:
-        chosen.extend(peer for peer in parent.sub_agents if peer is not agent)
+        chosen.extend(peer for peer in parent.sub_agents if peer is not agent and peer.mode not in DELEGATED)
     return chosen
 
 

@@ -1,6 +1,8 @@
 // Keyboard triage on pages that include templates/wfapp/keys.html: j / k move between the
-// inbox's open cards, a / r approve or reject the focused card when its question allows a
-// yes-or-no answer (the card has a bulk checkbox), x ticks it for bulk, b goes to the bulk bar,
+// inbox's open cards (in the list view, between its lines: the line is selected and its card
+// opens, as a click does, static/wfapp/inbox_list.js), a / r approve or reject the focused card when its question allows a
+// yes-or-no answer (the card has a bulk checkbox) after a few seconds to undo (static/wfapp/undo.js),
+// x ticks it for bulk, b goes to the bulk bar,
 // / focuses the page's search field and ? opens the list of keys (Escape closes it). Keys do
 // nothing while typing in a field or with Ctrl, Alt or Meta held. What happened is said in
 // #keys-status, a polite live region.
@@ -37,10 +39,20 @@
     return message ? message.innerText.trim() : "";
   }
 
-  function focusCard(card, all) {
+  // Focus goes to the card, or in the list view to its line, which is selected and opens it.
+  function bring(card) {
+    var list = window.wfappInboxList;
+    if (list && list.shown() && card.querySelector(".row-line")) {
+      list.select(card);
+      return;
+    }
     card.setAttribute("tabindex", "-1");
     card.focus();
     card.scrollIntoView({ block: "nearest" });
+  }
+
+  function focusCard(card, all) {
+    bring(card);
     say("Question " + (all.indexOf(card) + 1) + " of " + all.length + ": " + label(card));
   }
 
@@ -63,10 +75,10 @@
     if (!answering) return;
     var card = document.getElementById(answering.id);
     if (card && card.matches(CARDS)) {
-      var errors = card.querySelector(".form-status, .errors");
+      var errors = card.querySelector(".form-status, .errors, .notice[role='alert']"); // a refusal too
       if (!errors) return; // still on its way
       finish();
-      card.focus();
+      bring(card);
       say("Not sent: " + errors.innerText.trim());
       return;
     }
@@ -74,11 +86,7 @@
     var next = answering.next && document.body.contains(answering.next) && answering.next.matches(CARDS)
       ? answering.next : cards()[0];
     finish();
-    if (next) {
-      next.setAttribute("tabindex", "-1");
-      next.focus();
-      next.scrollIntoView({ block: "nearest" });
-    }
+    if (next) bring(next);
     say((closed ? closed.innerText.trim() + " " : "") + (next ? "Next: " + label(next) : "No open questions left."));
   });
   function finish() {
@@ -90,15 +98,24 @@
     var card = current();
     if (!card) { say("Move to a question first with j or k."); return; }
     var button = card.querySelector(".decision button." + (approve ? "approve" : "reject"));
+    var refusal = card.querySelector(".refusal");
+    if (refusal) { say("Not yours to answer: " + refusal.innerText.trim()); return; }
     if (!card.querySelector(".bulk-select") || !button) {
       say("This question needs its form: fill it in and send it.");
       return;
     }
-    var all = cards();
-    answering = { id: card.id, next: all[all.indexOf(card) + 1] || all[all.indexOf(card) - 1] || null };
-    watcher.observe(document.body, { childList: true, subtree: true });
-    say((approve ? "Approving: " : "Rejecting: ") + label(card));
-    button.click();
+    var text = (approve ? "Approving: " : "Rejecting: ") + label(card);
+    function send() {
+      if (!document.body.contains(button)) { say("Not sent: this question closed meanwhile."); return; }
+      var all = cards();
+      answering = { id: card.id, next: all[all.indexOf(card) + 1] || all[all.indexOf(card) - 1] || null };
+      watcher.observe(document.body, { childList: true, subtree: true });
+      card.querySelectorAll(".notice[role='alert']").forEach(function (old) { old.remove(); }); // an earlier refusal
+      button.click();
+    }
+    // A few seconds to undo (u) before it is sent; a reason typed meanwhile goes with a rejection.
+    say(text + (window.wfappUndo ? ". Press u to undo." : ""));
+    if (window.wfappUndo) window.wfappUndo.later(text, send); else send();
   }
 
   function tick() {

@@ -15,7 +15,15 @@
     return names;
   }
 
-  document.addEventListener("htmx:wsClose", function () { socket = null; });
+  document.addEventListener("htmx:wsClose", function (event) {
+    socket = null;
+    // The server closed a socket that fell behind (wfapp.web.live.behind): 4408, open it again
+    // (the hello says where the page was and brings what it missed); 4409, load the page again.
+    var code = event.detail.event && event.detail.event.code;
+    var wrapper = event.detail.socketWrapper;
+    if (code === 4408) setTimeout(function () { wrapper.reconnect(); }, 500 + Math.random() * 2000);
+    if (code === 4409) setTimeout(function () { location.reload(); }, 500 + Math.random() * 2000);
+  });
   document.addEventListener("htmx:wsOpen", function (event) {
     socket = event.detail.socketWrapper;
     var elt = event.detail.elt;
@@ -155,6 +163,22 @@
     });
   }
   document.addEventListener("htmx:afterSettle", focusAfterAnswer);
+
+  // A form a live update rendered has no CSRF token (a socket has no request to render one
+  // from): a plain POST form without one takes the page's token (the one htmx sends) as it goes.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!(form instanceof HTMLFormElement) || form.method !== "post") return;
+    if (form.querySelector("input[name='csrfmiddlewaretoken']")) return;
+    var token = "";
+    try { token = JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"] || ""; } catch (e) { token = ""; }
+    if (!token) return;
+    var field = document.createElement("input");
+    field.type = "hidden";
+    field.name = "csrfmiddlewaretoken";
+    field.value = token;
+    form.appendChild(field);
+  }, true);
   document.addEventListener("htmx:afterRequest", function (event) {
     // A refused answer (field errors) keeps its card open: nothing to move.
     if (event.detail.failed) return;

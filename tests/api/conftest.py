@@ -16,6 +16,7 @@ from django.test import AsyncClient
 from tests.web.conftest import browser  # noqa: F401  (the dashboard's Chromium, for the docs page)
 from tests.wfapp.conftest import (  # noqa: F401  (fixtures shared with the wfapp tests)
     _close_thread_connections,
+    _user,
     alice,
     bob,
     engine_runtime,
@@ -101,12 +102,22 @@ def workers_mode(settings: Any, transactional_db: None, workflows: None) -> Iter
     yield
 
 
+def _requester_token(name: str) -> str:
+    user = User.objects.filter(username=name).first() or _user(name, may_answer=True)
+    return token_for(user)
+
+
 @pytest.fixture
 def waiting_run(engine_runtime: Any, as_alice: Api) -> Callable[..., Any]:  # noqa: F811
-    """Start a run through the API and wait until it waits for an answer; return its document."""
+    """Start a run through the API and wait until it waits for an answer; return its document.
+    alice starts it, or the operator named ``by`` (created if missing): a run's requester may not
+    answer its approval questions (four-eyes), so tests that answer as alice start as another."""
 
-    async def start(workflow: str = "expense_approval", node_input: Any = None) -> dict[str, Any]:
-        response = await as_alice.post(f"workflows/{workflow}/runs", {"input": node_input or EXPENSE})
+    async def start(
+        workflow: str = "expense_approval", node_input: Any = None, by: str | None = None
+    ) -> dict[str, Any]:
+        starter = as_alice if by is None else Api(await sync_to_async(_requester_token)(by))
+        response = await starter.post(f"workflows/{workflow}/runs", {"input": node_input or EXPENSE})
         assert response.status_code == 201, response.content
         await settled(response.json()["id"], "waiting")
         run = await as_alice.get(f"runs/{response.json()['id']}")

@@ -1,9 +1,9 @@
 """Workflows of the API's tests: a question then a step that waits for a release file; questions
-whose schemas only the running code knows."""
+whose schemas only the running code knows; an agent team whose task agent asks the user."""
 
 from __future__ import annotations
 
-from engine import START, RequestInput, Workflow, node
+from engine import START, LlmAgent, RequestInput, Workflow, node
 from tests.wfapp.flows import ask, wait_for_file
 
 ask_then_wait = Workflow(name="ask_then_wait", edges=[(START, ask, wait_for_file)])
@@ -30,3 +30,22 @@ async def literal(node_input: object):  # type: ignore[no-untyped-def]
 
 computed_questions = Workflow(name="computed_questions", edges=[(START, computed, literal)])
 COMPUTED_PATH = "tests.api.flows:computed_questions"
+
+
+team = Workflow(
+    name="agent_team",
+    edges=[
+        (
+            START,
+            LlmAgent(
+                name="planner",
+                model="test",
+                sub_agents=[
+                    LlmAgent(name="booker", mode="task", description="Books."),
+                    LlmAgent(name="checker", mode="single_turn", description="Checks."),
+                ],
+            ),
+        )
+    ],
+)
+TEAM_PATH = "tests.api.flows:team"

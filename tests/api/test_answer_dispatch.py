@@ -40,9 +40,9 @@ async def _start(api: Api, workflow: str, node_input: Any) -> dict[str, Any]:
 
 
 async def test_an_answer_whose_turn_settles_here_is_200_with_the_settled_run(
-    engine_runtime: Any, as_alice: Api
+    engine_runtime: Any, as_alice: Api, as_bob: Api
 ) -> None:
-    run = await _start(as_alice, "approval", {"n": 1})
+    run = await _start(as_bob, "approval", {"n": 1})  # alice answers: not her own run (four-eyes)
     [question] = run["pending"]
     answered = await as_alice.post(f"interrupts/{question['id']}/answer", {"answer": {"approved": True}})
     assert answered.status_code == 200, answered.content
@@ -51,10 +51,15 @@ async def test_an_answer_whose_turn_settles_here_is_200_with_the_settled_run(
 
 
 async def test_an_answer_whose_turn_is_still_going_is_202(
-    engine_runtime: Any, ask_then_wait: None, test_dir: Path, as_alice: Api, monkeypatch: pytest.MonkeyPatch
+    engine_runtime: Any,
+    ask_then_wait: None,
+    test_dir: Path,
+    as_alice: Api,
+    as_bob: Api,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(live, "SETTLE_WAIT", 0.3)
-    run = await _start(as_alice, "ask_then_wait", {"n": 2})
+    run = await _start(as_bob, "ask_then_wait", {"n": 2})
     [question] = run["pending"]
     answered = await as_alice.post(f"interrupts/{question['id']}/answer", {"answer": {"approved": True}})
     assert answered.status_code == 202, answered.content
@@ -75,10 +80,10 @@ def _advance_jobs(session_id: str) -> list[str]:
 
 
 async def test_workers_mode_an_answer_defers_a_job_and_is_202(
-    workers_mode: None, alice: User, as_alice: Api
+    workers_mode: None, alice: User, as_alice: Api, as_bob: Api
 ) -> None:
     async with running_worker():
-        run = await _start(as_alice, "approval", {"n": 3})
+        run = await _start(as_bob, "approval", {"n": 3})
     [question] = run["pending"]
     # No worker now: the answer's job waits in the queue, committed with the answer.
     answered = await as_alice.post(f"interrupts/{question['id']}/answer", {"answer": {"approved": True}})

@@ -26,7 +26,7 @@ async def test_api_and_page_answer_races_have_one_winner(
     waiting_run: Callable[..., Any], as_alice: Api, bob: User
 ) -> None:
     for _ in range(3):
-        run = await waiting_run()
+        run = await waiting_run(by="rhea")
         qid = run["pending"][0]["id"]
         api, page = await asyncio.gather(
             as_alice.post(f"interrupts/{qid}/answer", {"answer": {"approved": True}}), _page_answer(bob, qid)

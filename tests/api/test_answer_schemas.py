@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.api.conftest import Api
-from tests.api.flows import COMPUTED_PATH
+from tests.api.flows import COMPUTED_PATH, TEAM_PATH
 from wfapp.demos.expense_approval import Decision
 
 REF = "#/components/schemas/"
@@ -62,3 +62,11 @@ async def test_the_answer_operation_references_the_declared_answer_schemas(
     assert computed_start["x-wfapp-questions"][0] == {"node": "computed", "interrupt_id": None}
     for ref in refs:  # every reference resolves
         assert ref.removeprefix(REF) in components
+
+
+async def test_a_task_agent_in_a_team_declares_its_replies(
+    as_alice: Api, settings: Any, workflows: None
+) -> None:
+    settings.WFAPP_WORKFLOWS = [*settings.WFAPP_WORKFLOWS, TEAM_PATH]
+    questions = (await as_alice.get("workflows/agent_team")).json()["questions"]
+    assert [(q["node"], q["response_schema"]["type"]) for q in questions] == [("booker", "string")]

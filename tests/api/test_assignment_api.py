@@ -32,7 +32,7 @@ def _manager_question(run: dict[str, Any]) -> dict[str, Any]:
 async def test_a_claim_holds_the_question_for_its_holder_until_released(
     waiting_run: Callable[..., Any], as_alice: Api, as_bob: Api
 ) -> None:
-    question = _manager_question(await waiting_run())
+    question = _manager_question(await waiting_run(by="rhea"))
     assert question["claimed_by"] is None and question["assignees"] == ["group:managers"]
     claimed = await as_alice.post(f"interrupts/{question['id']}/claim")
     assert claimed.status_code == 200, claimed.content
@@ -71,7 +71,7 @@ async def test_reassigning_needs_the_permission_and_known_names(
 async def test_decisions_on_questions_one_may_not_see_or_that_closed_change_nothing(
     waiting_run: Callable[..., Any], as_alice: Api, as_mallory: Api, anonymous: Api
 ) -> None:
-    question = _manager_question(await waiting_run())
+    question = _manager_question(await waiting_run(by="rhea"))
     mallorys = await as_mallory.post(f"interrupts/{question['id']}/claim")
     assert mallorys.status_code == 404  # not hers to answer: it does not exist for her
     assert (await anonymous.post(f"interrupts/{question['id']}/claim")).status_code == 401

@@ -68,7 +68,7 @@ async def test_bad_start_bodies(
 
 
 async def test_bad_answers(waiting_run: Callable[..., Any], as_alice: Api, no_errors_logged: None) -> None:
-    run = await waiting_run()
+    run = await waiting_run(by="rhea")
     path = f"interrupts/{run['pending'][0]['id']}/answer"
     before = await _counts()
     cases = [
@@ -101,7 +101,7 @@ ANSWER_CASES = [
 async def test_bad_answer_bodies_change_nothing(
     waiting_run: Callable[..., Any], as_alice: Api, no_errors_logged: None
 ) -> None:
-    run = await waiting_run()
+    run = await waiting_run(by="rhea")
     path = f"interrupts/{run['pending'][0]['id']}/answer"
     before = await _counts()
     for body, content_type, status, kind in ANSWER_CASES:

@@ -49,6 +49,8 @@ def test_the_tokens_page_is_in_the_navigation(browser: Browser, server: Server) 
     page.get_by_role("button", name="Create token").click()
     token = page.locator("#new-token").inner_text()
     assert token.startswith("wfa_")
+    page.get_by_role("link", name="Back to your tokens").click()  # shown once, on its own page
+    expect(page.get_by_text(token)).to_have_count(0)
     page.get_by_role("button", name="Revoke my script").click()
     expect(page.get_by_role("cell", name="revoked", exact=False)).to_be_visible()
     context.close()

@@ -13,8 +13,8 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from tests.api.conftest import EXPENSE, Api, workers_mode
-from wfapp.api import idempotency
 from wfapp.models import AnswerAttempt, Event, IdempotencyRecord, Session
+from wfapp.store import idempotency
 from wfapp.worker import sweep as sweeping
 from wfapp.worker.process import running_worker
 

@@ -16,9 +16,9 @@ from engine import Interrupt
 from engine.testing import stamp
 from tests.api.conftest import Api, request_thread
 from tests.api.sse import Reader
-from wfapp.doorbell import ring
 from wfapp.models import Event, Session
-from wfapp.store import DjangoEventStore
+from wfapp.store.doorbell import ring
+from wfapp.store.events import DjangoEventStore
 
 NODE = "expense_approval@1/manager_review@1"
 

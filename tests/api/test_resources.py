@@ -65,9 +65,10 @@ async def test_every_endpoint_refuses_anonymous_callers_and_changes_nothing(
 async def test_start_read_and_answer_to_completion(
     waiting_run: Callable[..., Any], as_alice: Api, as_bob: Api
 ) -> None:
-    run = await waiting_run()
-    assert run["status"] == "waiting" and run["created_by"] == "alice"
+    run = await waiting_run(by="rhea")  # alice answers too: not as the run's requester (four-eyes)
+    assert run["status"] == "waiting" and run["created_by"] == "rhea"
     assert run["created_at"].endswith("Z") and run["input"] == EXPENSE
+    assert run["summary"] == "Ann: 1,500.00 travel" and run["outcome"] is None  # issue 27, item 7
     first, second = run["pending"]
     assert {first["interrupt_id"], second["interrupt_id"]} == {"manager-approval", "finance-approval"}
     listed = (await as_bob.get("interrupts?workflow=expense_approval")).json()
@@ -86,6 +87,11 @@ async def test_start_read_and_answer_to_completion(
     done = await as_alice.post(f"interrupts/{second['id']}/answer", {"answer": {"approved": True}})
     assert done.status_code == 200 and done.json()["run"]["status"] == "completed"
     assert done.json()["run"]["output"]["decided_by"] == ["manager", "finance"]
+    assert done.json()["run"]["outcome"] == "approved"
+    listed_runs = (await as_alice.get("runs?text=1,500.00")).json()["items"]  # found by its summary
+    assert [(r["id"], r["summary"], r["outcome"]) for r in listed_runs] == [
+        (run["id"], "Ann: 1,500.00 travel", "approved")
+    ]
 
     events = (await as_alice.get(f"runs/{run['id']}/events?after=0")).json()
     seqs = [e["seq"] for e in events["items"]]
@@ -102,7 +108,7 @@ async def test_start_read_and_answer_to_completion(
 async def test_run_reads_carry_an_etag_that_changes_with_the_run(
     waiting_run: Callable[..., Any], as_alice: Api
 ) -> None:
-    run = await waiting_run()
+    run = await waiting_run(by="rhea")
     first = await as_alice.get(f"runs/{run['id']}")
     tag = first["ETag"]
     unchanged = await as_alice.get(f"runs/{run['id']}", **{"If-None-Match": tag})
@@ -210,18 +216,18 @@ async def test_questions_page_with_the_inbox_cursor(
 
 
 async def test_an_answer_no_runtime_here_takes_up_is_202(
-    transactional_db: None, workflows: None, alice: User, as_alice: Api
+    transactional_db: None, workflows: None, alice: User, bob: User, as_alice: Api
 ) -> None:
     """Workers mode: no runtime in this process; the answer is recorded, a worker advances it."""
     from engine import Runner
-    from wfapp import runtime, services
     from wfapp.registry import get_workflow
-    from wfapp.runtime import Runtime
-    from wfapp.store import DjangoEventStore
+    from wfapp.runs import runtime, starting
+    from wfapp.runs.runtime import Runtime
+    from wfapp.store.events import DjangoEventStore
 
     runtime.install(Runtime())  # never started: nothing advances runs in this process
     try:
-        session_id, _ = await services.create_run("approval", {"n": 1}, user=alice)
+        session_id, _ = await starting.create_run("approval", {"n": 1}, user=bob)  # alice answers
         await Runner(get_workflow("approval"), store=DjangoEventStore()).advance(session_id)
         run = (await as_alice.get(f"runs/{session_id}")).json()
         answered = await as_alice.post(

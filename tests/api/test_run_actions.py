@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Permission, User
 
 from tests.api.conftest import Api, field_errors
 from tests.api.conftest import event_kinds as _kinds
@@ -20,6 +21,13 @@ POST_ORDER = "web_orders@1/post_order@1"
 @pytest.fixture(autouse=True)
 def _orders(settings: Any, workflows: None) -> None:
     settings.WFAPP_WORKFLOWS = [*settings.WFAPP_WORKFLOWS, ORDERS]
+
+
+@pytest.fixture
+def editor(bob: User) -> User:
+    """bob may retry with an edited input (alice, who starts the runs, may not edit her own)."""
+    bob.user_permissions.add(Permission.objects.get(codename="retry_with_edited_input"))
+    return bob
 
 
 async def _failed_order(api: Api, quantity: int = 12) -> str:
@@ -76,22 +84,24 @@ async def test_a_bad_cancel_body_is_a_422_naming_the_field_and_cancels_nothing(
 
 
 async def test_retry_with_an_edited_input_completes_with_it_and_records_who(
-    engine_runtime: Any, as_alice: Api
+    engine_runtime: Any, as_alice: Api, as_bob: Api, editor: User
 ) -> None:
     run_id = await _failed_order(as_alice)
     edited = {"node": POST_ORDER, "input": {"sku": "A-1", "quantity": 4}}
-    retried = await as_alice.post(f"runs/{run_id}/retry", edited)
+    retried = await as_bob.post(f"runs/{run_id}/retry", edited)
     assert retried.status_code == 202, retried.content
     session = await settled(run_id, "completed")
     assert session.output == {"posted": "A-1", "quantity": 4}
     retry = await Event.objects.aget(session_id=run_id, kind="retry")
-    assert (retry.author, retry.node_path, retry.data["input"]) == ("alice", POST_ORDER, edited["input"])
+    assert (retry.author, retry.node_path, retry.data["input"]) == ("bob", POST_ORDER, edited["input"])
 
 
-async def test_retry_keeps_its_reason_in_the_log(engine_runtime: Any, as_alice: Api) -> None:
+async def test_retry_keeps_its_reason_in_the_log(
+    engine_runtime: Any, as_alice: Api, as_bob: Api, editor: User
+) -> None:
     run_id = await _failed_order(as_alice)
     body = {"node": POST_ORDER, "input": {"sku": "A-1", "quantity": 4}, "reason": "  ledger limit is 10  "}
-    assert (await as_alice.post(f"runs/{run_id}/retry", body)).status_code == 202
+    assert (await as_bob.post(f"runs/{run_id}/retry", body)).status_code == 202
     await settled(run_id, "completed")
     retry = await Event.objects.aget(session_id=run_id, kind="retry")
     assert retry.data["message"] == "ledger limit is 10"
@@ -124,11 +134,17 @@ async def test_retry_of_one_named_failed_node_runs_it_again(engine_runtime: Any,
     ],
 )
 async def test_a_bad_retry_body_is_a_422_naming_what_and_writes_nothing(
-    engine_runtime: Any, as_alice: Api, body: dict[str, Any], field: str, words: str
+    engine_runtime: Any,
+    as_alice: Api,
+    as_bob: Api,
+    editor: User,
+    body: dict[str, Any],
+    field: str,
+    words: str,
 ) -> None:
     run_id = await _failed_order(as_alice)
     before = await _kinds(run_id)
-    errors = field_errors(await as_alice.post(f"runs/{run_id}/retry", body))
+    errors = field_errors(await as_bob.post(f"runs/{run_id}/retry", body))
     assert words.lower() in errors.get(field, "").lower(), errors
     assert await _kinds(run_id) == before
     assert (await as_alice.get(f"runs/{run_id}")).json()["status"] == "failed"

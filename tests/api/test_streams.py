@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -14,11 +15,11 @@ from django.contrib.auth.models import User
 from engine import Runner
 from tests.api.conftest import EXPENSE, Api, request_thread
 from tests.api.sse import Reader
-from wfapp import services
 from wfapp.api import tokens
 from wfapp.models import ApiToken, Event
 from wfapp.registry import get_workflow
-from wfapp.store import DjangoEventStore
+from wfapp.runs import answering, starting
+from wfapp.store.events import DjangoEventStore
 
 
 async def _stream(api: Api, path: str, **headers: str) -> Reader:
@@ -38,7 +39,7 @@ async def _seqs(session_id: str) -> list[int]:
 async def test_resume_after_a_disconnect_gets_every_missed_event_once_in_order(
     waiting_run: Callable[..., Any], as_alice: Api
 ) -> None:
-    run = await waiting_run()
+    run = await waiting_run(by="rhea")
     first = await _stream(as_alice, f"runs/{run['id']}/stream")
     seen = [await first.next() for _ in range(run["last_seq"])]
     assert [f.id for f in seen] == list(range(1, run["last_seq"] + 1))
@@ -62,7 +63,7 @@ async def test_resume_after_a_disconnect_gets_every_missed_event_once_in_order(
 
 
 async def test_a_bad_last_event_id_is_refused(waiting_run: Callable[..., Any], as_alice: Api) -> None:
-    run = await waiting_run()
+    run = await waiting_run(by="rhea")
     refused = await as_alice.get(f"runs/{run['id']}/stream", **{"Last-Event-ID": "seven"})
     assert refused.status_code == 400 and refused.json()["type"] == "/api/v1/problems/bad-request"
 
@@ -70,7 +71,7 @@ async def test_a_bad_last_event_id_is_refused(waiting_run: Callable[..., Any], a
 async def test_the_inbox_stream_shows_new_and_closed_questions_you_may_answer(
     waiting_run: Callable[..., Any], as_alice: Api, as_bob: Api, as_mallory: Api
 ) -> None:
-    run = await waiting_run()
+    run = await waiting_run(by="rhea")
     inbox = await _stream(as_bob, "interrupts/stream?workflow=expense_approval")
     opening = await inbox.until("ready")
     assert [f.data["id"] for f in opening if f.event == "pending"] == [q["id"] for q in run["pending"]]
@@ -94,7 +95,7 @@ async def test_the_inbox_stream_shows_new_and_closed_questions_you_may_answer(
 async def test_a_token_revoked_mid_session_ends_its_stream_and_its_requests(
     waiting_run: Callable[..., Any], as_alice: Api, bob: User
 ) -> None:
-    run = await waiting_run()
+    run = await waiting_run(by="rhea")
     token = await sync_to_async(lambda: tokens.issue(bob, "chat bot")[1])()
     as_bob = Api(token)
     assert (await as_bob.get(f"runs/{run['id']}")).status_code == 200
@@ -115,7 +116,7 @@ async def test_a_token_revoked_mid_session_ends_its_stream_and_its_requests(
 async def test_an_inbox_stream_resumed_after_a_disconnect_gets_every_missed_change_once_in_order(
     waiting_run: Callable[..., Any], as_alice: Api, as_bob: Api
 ) -> None:
-    first = await waiting_run()
+    first = await waiting_run(by="rhea")
     manager, finance = first["pending"]
     inbox = await _stream(as_bob, "interrupts/stream?workflow=expense_approval")
     opening = await inbox.until("ready")
@@ -132,8 +133,8 @@ async def test_an_inbox_stream_resumed_after_a_disconnect_gets_every_missed_chan
     await inbox.close()  # the client goes away; meanwhile:
 
     await as_alice.post(f"interrupts/{finance['id']}/answer", {"answer": {"approved": False}})
-    second = await waiting_run(node_input={**EXPENSE, "amount": 500})  # the manager only
-    third = await waiting_run()
+    second = await waiting_run(by="rhea", node_input={**EXPENSE, "amount": 500})  # the manager only
+    third = await waiting_run(by="rhea")
     assert (await as_alice.post(f"runs/{third['id']}/cancel")).status_code == 200
 
     resumed = await _stream(
@@ -177,9 +178,9 @@ async def test_a_models_text_streams_as_text_frames_then_the_recorded_step(
     settings: Any, alice: User, as_alice: Api, tmp_path: Path
 ) -> None:
     settings.WFAPP_WORKFLOWS = [*settings.WFAPP_WORKFLOWS, "tests.web.flows:streaming"]
-    run, _ = await services.create_run("web_streaming", {"gates": str(tmp_path)}, user=alice)
+    run, _ = await starting.create_run("web_streaming", {"gates": str(tmp_path)}, user=alice)
     await Runner(get_workflow("web_streaming"), store=DjangoEventStore()).advance(run)
-    await services.answer_interrupt(run, "go", True, user=alice, advance=False)
+    await answering.answer_interrupt(run, "go", True, user=alice, advance=False)
     stream = await _stream(as_alice, f"runs/{run}/stream")
     before = await _seqs(run)
     assert [(await stream.next()).id for _ in before] == before
@@ -202,4 +203,54 @@ async def test_a_models_text_streams_as_text_frames_then_the_recorded_step(
     step = next(f for f in rest if f.event == "message" and "Once upon a <time>." in json.dumps(f.data))
     assert isinstance(step.id, int)  # the recorded step, with the whole answer, has its seq
     assert not any(f.event == "text" for f in rest[rest.index(step) :])
+    await stream.close()
+
+
+async def _accepted(api: Api, path: str) -> Reader:
+    """The stream at ``path`` once the server accepts it (a closed stream's slot is freed when
+    the server's side of it ends)."""
+    async with asyncio.timeout(10):
+        while True:
+            gc.collect()
+            async with request_thread():
+                response = await api.get(path)
+            if response.status_code != 429:
+                return Reader(response)
+            await asyncio.sleep(0.05)
+
+
+async def test_one_user_holds_at_most_the_streams_allowed(
+    waiting_run: Callable[..., Any], as_bob: Api, as_alice: Api, settings: Any
+) -> None:
+    settings.WFAPP_MAX_STREAMS_PER_USER = 2
+    run = await waiting_run(by="rhea")
+    first = await _stream(as_bob, "interrupts/stream")
+    second = await _stream(as_bob, f"runs/{run['id']}/stream")
+    await first.until("ready")
+    async with request_thread():
+        refused = await as_bob.get("interrupts/stream")
+    assert refused.status_code == 429 and refused.json()["type"] == "/api/v1/problems/too-many-streams"
+    other = await _stream(as_alice, "interrupts/stream")  # another user's own allowance
+    await other.until("ready")
+    await first.close()
+    del first  # the client is gone: its stream gives its place back
+    again = await _accepted(as_bob, "interrupts/stream")
+    await again.until("ready")
+    for stream in (second, other, again):
+        await stream.close()
+
+
+async def test_an_inbox_stream_from_the_beginning_reads_the_log_page_by_page(
+    waiting_run: Callable[..., Any], as_bob: Api, monkeypatch: Any
+) -> None:
+    from wfapp.api import inbox_positions
+
+    runs = [await waiting_run(by="rhea") for _ in range(2)]
+    asked = [q["id"] for run in runs for q in run["pending"]]
+    monkeypatch.setattr(inbox_positions, "PAGE", 2)  # pages smaller than the log: many pages
+    stream = await _stream(as_bob, "interrupts/stream?after=0")
+    frames = await stream.until("ready")
+    assert [(f.event, f.data["id"]) for f in frames[:-1]] == [("pending", pk) for pk in asked]
+    given = [f.id for f in frames[:-1] if f.id is not None]
+    assert len(set(given)) == len(given)  # each change its own position, in order
     await stream.close()

@@ -417,7 +417,9 @@ async def test_orchestrator_timeout_while_children_are_writing_fails_the_run_cle
             yield Event(state={f"progress{node_input}": step})
         yield node_input
 
-    @node(rerun_on_resume=True, timeout=0.05)
+    # 10,000 slow appends a child take 20 s: the first run times out mid-append; the resumed
+    # one (2 steps) ends well inside the limit, even on a loaded machine.
+    @node(rerun_on_resume=True, timeout=1.0)
     async def orch(ctx: Context) -> list[int]:
         return list(await asyncio.gather(ctx.run_node(chatty, 1), ctx.run_node(chatty, 2)))
 
@@ -435,10 +437,12 @@ async def test_orchestrator_timeout_while_children_are_writing_fails_the_run_cle
 async def test_cancel_stops_every_child_and_nothing_is_appended_after_the_cancelled_status(
     calls: Counter[str], store: InMemoryEventStore
 ) -> None:
+    release = asyncio.Event()  # set after the cancel: a child left running would finish then
+
     @node
     async def child(node_input: Any) -> Any:
         calls["started"] += 1
-        await asyncio.sleep(0.05)
+        await release.wait()
         calls["finished"] += 1
         return node_input
 
@@ -456,6 +460,7 @@ async def test_cancel_stops_every_child_and_nothing_is_appended_after_the_cancel
 
     cancelled = await runner.cancel("to-cancel")
     await running
+    release.set()
     await asyncio.sleep(0.1)  # give any straggler the time to finish and write
 
     assert cancelled.status == "cancelled"

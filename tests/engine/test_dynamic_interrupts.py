@@ -165,7 +165,7 @@ async def test_rejected_approval_loop_asks_the_same_interrupt_id_again(
     assert result.output == "draft 3 approved"
     assert calls == {"orch": 4, "review1": 1, "review2": 1, "review3": 1}
     outputs = (await read_log(runner, first.session_id)).outputs()
-    assert [outputs[f"wf@1/orch@1/review@{k}"] for k in (1, 2, 3)] == ["no", "no", "yes"]
+    assert not [path for path in outputs if "/review@" in path]  # answers are no output events (ADK)
 
 
 async def test_use_as_output_child_that_interrupts_gives_its_answer_as_the_callers_output(

@@ -188,5 +188,7 @@ async def test_a_node_changing_what_the_log_gave_it_changes_nothing_the_next_tur
     assert done.output == [1, 2, 99]
     assert seen == [([1, 2], {"tags": ["a"], "n": 1})] * 3  # every turn replays what was recorded
     fresh_read = InMemoryEventStore.load(store.dump(first.session_id))
-    outputs = [e.output for e in await fresh_read.list_events(first.session_id) if e.kind == "completed"]
-    assert [1, 2] in outputs and {"tags": ["a"], "n": 1} in outputs and ["x"] in outputs
+    events = await fresh_read.list_events(first.session_id)
+    outputs = [e.output for e in events if e.kind == "completed"]
+    answers = [e.answer.value for e in events if e.kind == "answer" and e.answer is not None]
+    assert [1, 2] in outputs and {"tags": ["a"], "n": 1} in outputs and ["x"] in answers

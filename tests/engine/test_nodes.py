@@ -388,7 +388,7 @@ async def test_types_of_models_defined_in_a_function() -> None:
     made = FunctionNode(take)
     assert made.input_type is LocalOrder
     wf = one_step(made)
-    assert wf.input_schema == LocalOrder.model_json_schema()
+    assert wf.input_json_schema == LocalOrder.model_json_schema()
     assert (await Runner(wf).run({"item": "pen", "quantity": 2})).output == "2 x pen"
 
 
@@ -397,7 +397,7 @@ def test_workflow_input_schema_comes_from_the_first_node() -> None:
         return node_input.item
 
     wf = one_step(take)
-    assert wf.input_schema == Order.model_json_schema()
+    assert wf.input_json_schema == Order.model_json_schema()
     assert wf.describe()["input_schema"] == Order.model_json_schema()
 
 
@@ -406,10 +406,10 @@ def test_workflow_input_schema_explicit() -> None:
         return node_input
 
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
-    assert Workflow(name="wf", edges=[(START, take)], input_schema=schema).input_schema == schema
-    assert Workflow(name="wf", edges=[(START, take)], input_schema=Order).input_schema == (
-        Order.model_json_schema()
-    )
+    assert Workflow(name="wf", edges=[(START, take)], input_schema=schema).input_json_schema == schema
+    typed = Workflow(name="wf", edges=[(START, take)], input_schema=Order)
+    assert typed.input_schema is Order  # ADK's field keeps what was declared
+    assert typed.input_json_schema == Order.model_json_schema()
 
 
 def test_workflow_input_schema_is_none_when_nothing_declares_it() -> None:
@@ -417,6 +417,7 @@ def test_workflow_input_schema_is_none_when_nothing_declares_it() -> None:
         return node_input
 
     assert one_step(take).input_schema is None
+    assert one_step(take).input_json_schema is None
 
 
 async def test_pydantic_input_is_validated_into_the_model() -> None:
@@ -523,14 +524,14 @@ async def test_base_node_input_type_is_validated() -> None:
     assert "typed" in failed.error and "quantity" in failed.error
 
 
-async def test_base_node_output_type_applies_live_as_on_replay() -> None:
-    # Replay restores a recorded output through output_type; the live value must match it.
+async def test_base_node_output_schema_reaches_the_successor_as_json_data() -> None:
+    # Validated into Order, the output reaches a successor as ADK hands it: JSON data.
     seen: list[Any] = []
 
     def after(node_input: Any) -> str:
         seen.append(node_input)
         return type(node_input).__name__
 
-    wf = Workflow(name="wf", edges=[(START, EmitsOrderData(name="emit", output_type=Order), after)])
-    assert (await Runner(wf).run(None)).output == "Order"
-    assert seen == [Order(item="pen", quantity=2)]
+    wf = Workflow(name="wf", edges=[(START, EmitsOrderData(name="emit", output_schema=Order), after)])
+    assert (await Runner(wf).run(None)).output == "dict"
+    assert seen == [{"item": "pen", "quantity": 2}]

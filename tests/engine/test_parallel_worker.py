@@ -181,17 +181,21 @@ async def test_parallel_worker_with_failed_and_interrupted_items_resumes_each_se
     assert calls == {"item1": 1, "item2": 2, "item3": 1}
 
 
-async def test_parallel_worker_with_a_non_list_input_fails_the_run_naming_the_node(
-    store: InMemoryEventStore,
+async def test_parallel_worker_runs_a_non_list_input_as_a_list_of_one(
+    store: InMemoryEventStore, read_log: Any
 ) -> None:
+    """Issue 25 item 4: as in ADK, one item that is not a list is run as a list of one."""
+
     @node(parallel_worker=True)
     def each(node_input: Any) -> Any:
-        return node_input
+        return f"<{node_input}>"
 
-    result = await Runner(Workflow(name="wf", edges=[("START", each)]), store=store).run("not a list")
+    runner = Runner(Workflow(name="wf", edges=[("START", each)]), store=store)
+    result = await runner.run("not a list")
 
-    assert result.status == "failed"
-    assert "each" in (result.error or "") and "list" in (result.error or "")
+    assert result.status == "completed", result.error
+    assert result.output == ["<not a list>"]
+    assert (await read_log(runner, result.session_id)).started_count("each@1/each@1") == 1
 
 
 def test_max_parallel_workers_without_parallel_worker_is_a_configuration_error() -> None:

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import pytest
 from pydantic import AfterValidator
 
-from engine import START, Event, InMemoryEventStore, RetryConfig, Runner, Workflow, node
+from engine import START, Event, FunctionNode, InMemoryEventStore, RetryConfig, Runner, Workflow, node
 from engine.errors import ConfigurationError
 from engine.fingerprint import type_name
 
@@ -123,3 +123,15 @@ async def test_every_run_records_its_version() -> None:
 
     assert (await store.get_session(result.session_id)).version == "7"
     assert store.dump(result.session_id)["version"] == "7"
+
+
+def test_wait_for_output_and_parameter_binding_change_the_default_version() -> None:
+    """Issue 25: both change what a recorded log replays to, so they name a new version."""
+
+    def step(node_input: Any) -> Any:
+        return node_input
+
+    plain = Workflow(name="wf", edges=[(START, FunctionNode(step))]).version
+    waits = Workflow(name="wf", edges=[(START, FunctionNode(step, wait_for_output=True))]).version
+    fields = Workflow(name="wf", edges=[(START, FunctionNode(step, parameter_binding="node_input"))]).version
+    assert len({plain, waits, fields}) == 3

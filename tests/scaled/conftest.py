@@ -59,6 +59,10 @@ def base_env(url: str, test_dir: Path, **extra: str) -> dict[str, str]:
         "WFAPP_WORKER_GRACE_SECONDS": "5",
         "PYTHONUNBUFFERED": "1",
     }
+    # Each process's PostgreSQL pool as it was before the default grew to 20: a cluster of web and
+    # worker processes at 20 each, beside another test module's cluster, went past the server's
+    # 100 connections ("too many clients already").
+    env.setdefault("WFAPP_DB_POOL_SIZE", "10")
     env.update(extra)
     return env
 

@@ -15,21 +15,21 @@ from typing import Any
 
 
 async def _start(workflow: str, count: int, node_input: Any) -> list[str]:
-    from wfapp import services
+    from wfapp.runs import starting
 
-    return [await services.start_run(workflow, node_input) for _ in range(count)]
+    return [await starting.start_run(workflow, node_input) for _ in range(count)]
 
 
 async def _answer_pending(username: str) -> list[str]:
     from django.contrib.auth.models import User
 
-    from wfapp import services
     from wfapp.models import Interrupt, InterruptStatus
+    from wfapp.runs import answering
 
     user = await User.objects.aget(username=username)
     answered = []
     async for ask in Interrupt.objects.filter(status=InterruptStatus.PENDING).order_by("pk"):
-        await services.answer_interrupt(ask.session_id, ask.interrupt_id, {"approved": True}, user=user)
+        await answering.answer_interrupt(ask.session_id, ask.interrupt_id, {"approved": True}, user=user)
         answered.append(ask.session_id)
     return answered
 
@@ -40,13 +40,13 @@ def _start_in_transaction(workflow: str, commit: bool) -> str:
 
     from django.db import transaction
 
-    from wfapp import services
     from wfapp.registry import get_workflow
+    from wfapp.runs import starting
 
     session_id = uuid.uuid4().hex
     try:
         with transaction.atomic():
-            services._create(get_workflow(workflow), {}, None, None, session_id, advance=True)
+            starting._create(get_workflow(workflow), {}, None, None, session_id, advance=True)
             if not commit:
                 raise RuntimeError("roll back")
     except RuntimeError:
@@ -75,7 +75,7 @@ def main(argv: list[str]) -> None:
     elif action == "answer-pending":
         result = asyncio.run(_answer_pending(args[0]))
     elif action == "defer":
-        from wfapp.worker.dispatch import defer_advance
+        from wfapp.runs.dispatch import defer_advance
 
         result = defer_advance(args[0])
     elif action == "start-in-transaction":

@@ -70,6 +70,18 @@ def post_order(order: Order) -> dict[str, Any]:
 orders = Workflow(name="web_orders", edges=[(START, node(post_order, name="post_order"))])
 
 
+def post_adjusting_entries(node_input: Any) -> Any:
+    raise RuntimeError("the period is closed")
+
+
+# A failure deep in nested workflows: its node path is over 100 characters, shown whole.
+close_subsidiary_ledgers = Workflow(
+    name="close_subsidiary_ledgers_for_the_quarter",
+    edges=[(START, node(post_adjusting_entries, name="post_adjusting_entries_to_the_general_ledger"))],
+)
+quarter_end = Workflow(name="web_quarter_end_close", edges=[(START, close_subsidiary_ledgers)])
+
+
 def prepare(node_input: dict[str, Any]) -> dict[str, Any]:
     return {"region": node_input.get("region", "north"), "fixed": False}
 
@@ -189,4 +201,31 @@ transfer = Workflow(
             ),
         )
     ],
+)
+
+
+@node(rerun_on_resume=False)
+async def ask_to_pay(node_input: dict[str, Any]):  # type: ignore[no-untyped-def]
+    yield RequestInput(
+        interrupt_id="pay",
+        message=f"Pay {node_input['what']}?",
+        response_schema={
+            "type": "object",
+            "properties": {"approved": {"type": "boolean"}},
+            "required": ["approved"],
+        },
+    )
+
+
+def book_payment(node_input: dict[str, Any]) -> dict[str, Any]:
+    """Fails until the file named by the input exists (an operator fixes it, then retries)."""
+    if not Path(node_input["unlock_file"]).exists():
+        raise RuntimeError("the ledger is locked")
+    return {"booked": node_input["what"]}
+
+
+# A question beside a branch that fails: the run fails while the question still waits.
+pay_beside_ledger = Workflow(
+    name="web_pay_beside_ledger",
+    edges=[(START, (ask_to_pay, node(book_payment, name="book_payment")), JoinNode(name="both"))],
 )

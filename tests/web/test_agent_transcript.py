@@ -102,3 +102,16 @@ def test_a_transfer_shows_who_was_handed_the_conversation(
     assert "Handed the conversation to desk" in billing
     assert "messages" not in billing  # the recorded transfer, not its raw JSON
     assert "Back at the desk: it was not about money." in section
+
+
+def test_a_tool_call_is_never_offered_for_bulk_or_approved_by_it(operator_client: Client, start_run) -> None:
+    run = start_run("support_triage", TICKET)
+    [row] = pending(run)
+    html = operator_client.get(reverse("inbox")).content.decode()
+    assert f'name="ids" value="{row.pk}"' not in html  # no checkbox: the x and b keys cannot reach it
+    response = operator_client.post(
+        reverse("bulk-answer"), {"decision": "approve", "ids": [str(row.pk)]}, **HX
+    )
+    assert "needs the full form" in response.content.decode()
+    assert [r.status for r in pending(run)] == ["pending"]
+    assert Session.objects.get(pk=run).status == "waiting"

@@ -6,6 +6,7 @@ from django.test import Client
 from django.urls import reverse
 
 from tests.web.conftest import BIG_EXPENSE, pending
+from wfapp.human.audit import PREVIEW, digest
 from wfapp.models import AnswerAttempt, InterruptStatus
 
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -46,7 +47,7 @@ def test_an_attempt_without_the_permission_is_404_and_audited(viewer_client: Cli
     row = pending(run)[0]
     response = viewer_client.post(reverse("answer", args=[row.pk]), {"f.approved": "true"}, **HX)
     assert response.status_code == 404  # a question you may not answer is not shown to exist
-    assert _attempts(run) == [("vera", "forbidden", {"f.approved": "true"})]
+    assert _attempts(run) == [("vera", "forbidden", digest({"f.approved": "true"}))]
     assert (
         viewer_client.post(reverse("answer", args=[row.pk + 999]), {"f.approved": "true"}).status_code == 404
     )
@@ -64,7 +65,7 @@ def test_bulk_attempts_are_audited_one_by_one(
     ids = [str(row.pk) for row in rows]
     refused = viewer_client.post(reverse("bulk-answer"), {"decision": "approve", "ids": ids}, **HX)
     assert refused.status_code == 409
-    assert [_attempts(run) for run in runs] == [[("vera", "forbidden", {"decision": "approve"})]] * 2
+    assert [_attempts(run) for run in runs] == [[("vera", "forbidden", digest({"decision": "approve"}))]] * 2
 
     full_form = start_run("web_free_text", {})
     needs_form = pending(full_form)[0]
@@ -78,3 +79,18 @@ def test_bulk_attempts_are_audited_one_by_one(
     again = operator_client.post(reverse("bulk-answer"), {"decision": "reject", "ids": ids}, **HX)
     assert "Already answered by olga" in again.content.decode()
     assert [_attempts(run)[-1][:2] for run in runs] == [("olga", "already_answered")] * 2
+
+
+def test_a_forbidden_attempt_keeps_a_digest_and_a_preview_not_the_value(
+    viewer_client: Client, start_run
+) -> None:
+    run = start_run()
+    row = pending(run)[0]
+    sent = {"f.approved": "true", "f.comment": "x" * 60_000}  # under the size limit
+    response = viewer_client.post(reverse("answer", args=[row.pk]), sent, **HX)
+    assert response.status_code == 404
+    [(actor, outcome, kept)] = _attempts(run)
+    assert (actor, outcome) == ("vera", "forbidden")
+    assert set(kept) == {"sha256", "bytes", "preview"} and kept["bytes"] > 60_000
+    assert len(kept["preview"]) == PREVIEW and kept["preview"].startswith('{"f.approved": "true"')
+    assert kept == digest(sent)

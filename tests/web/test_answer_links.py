@@ -13,8 +13,8 @@ from django.test import Client
 from django.utils import timezone
 
 from tests.web.conftest import make_user, pending
-from wfapp import answer_links
 from wfapp.models import AnswerAttempt, AnswerLink, Interrupt, InterruptStatus
+from wfapp.runs import answer_links
 
 APPROVE = {"f.approved": "true", "f.comment": "fine by mail"}
 
@@ -128,3 +128,37 @@ def test_links_are_off_unless_enabled(question: Interrupt, fin: User, settings: 
     settings.WFAPP_ANSWER_LINKS = False
     assert Client().get(path).status_code == 404
     assert Client().post(path, APPROVE).status_code == 404
+
+
+def test_a_recipient_who_lost_access_no_longer_sees_the_question(
+    links_on: None, question: Interrupt, fin: User
+) -> None:
+    path = _path(answer_links.issue(question.pk, fin))
+    assert question.message in Client().get(path).content.decode()
+    fin.groups.clear()  # access taken away after the mail went out
+    fin.user_permissions.clear()
+    page = Client().get(path)
+    assert page.status_code == 410 and "fin may no longer answer this question" in page.content.decode()
+    assert question.message not in page.content.decode()
+
+
+def test_link_pages_are_not_stored_and_tokens_stay_out_of_the_log(
+    links_on: None, question: Interrupt, fin: User, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = _path(answer_links.issue(question.pk, fin))
+    token = path.split("/")[-2]
+    assert "no-store" in Client().get(path)["Cache-Control"]
+    assert Client().post(path, APPROVE).status_code == 200
+    with caplog.at_level("WARNING", logger="django.request"):
+        used = Client().get(path)  # used: 410, logged by Django
+        assert Client().get(path[:-5] + "AAAA/").status_code == 410  # tampered
+    assert used.status_code == 410 and "no-store" in used["Cache-Control"]
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert "/answer-link/[redacted]/" in logged
+    assert token not in logged and token[:-4] not in logged
+
+
+def test_the_token_page_is_not_stored(fin: User) -> None:
+    browser = Client()
+    browser.force_login(fin)
+    assert "no-store" in browser.get("/api/tokens/")["Cache-Control"]

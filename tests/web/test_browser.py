@@ -7,6 +7,7 @@ tests need Chromium: they fail, never skip, when it is missing.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -14,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -54,7 +56,9 @@ class Server:
             "DJANGO_SETTINGS_MODULE": "wfapp.settings.embedded",
             "WFAPP_DATA_DIR": str(data_dir),
             "PYTHONUNBUFFERED": "1",
+            "WFAPP_UNDO_SECONDS": "1",  # keys and bulk answers wait this long for Undo
         }
+        self.data_dir = data_dir
         self.log = (data_dir / "serve.log").open("w")
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -65,19 +69,26 @@ class Server:
             env=self.env,
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=300,  # a loaded machine runs Django commands slowly: wait, do not fail
         )
         if done.returncode != 0:
             raise RuntimeError(f"manage.py {' '.join(args)} failed: {done.stderr}")
         return done.stdout
 
     def start(self) -> None:
+        """Serve a copy of this process's prepared database (migrated, with ``USERS``)."""
+        for part in _prepared_database().parent.glob("wfapp.sqlite3*"):
+            shutil.copyfile(part, self.data_dir / part.name)
+        self.serve()
+
+    def prepare(self) -> None:
+        """Migrate this server's database and add ``USERS``: once per test process."""
         self.manage("migrate", "-v0")
         script = "from django.contrib.auth.models import Group, User, Permission\n" + "".join(
             f"u = User.objects.create_user({name!r}, password='pw-{name}')\n"
             + (
                 "u.user_permissions.add(*Permission.objects.filter(codename__in="
-                "['answer_interrupt', 'start_run', 'cancel_run', 'retry_run']))\n"
+                "['answer_interrupt', 'start_run', 'cancel_run', 'retry_run', 'retry_with_edited_input']))\n"
                 # the groups the expense demo assigns its questions to
                 "u.groups.add(*Group.objects.filter(name__in=['managers', 'finance', 'directors']))\n"
                 if may
@@ -86,15 +97,30 @@ class Server:
             for name, may in USERS.items()
         )
         self.manage("shell", "-c", script)
-        self.serve()
+
+    def add_people(self, people: dict[str, str], reassigners: tuple[str, ...] = ()) -> None:
+        """Add users who answer and start runs, each in the group ``people`` names; ``reassigners``
+        may also reassign questions. Their passwords are ``pw-<name>``, as ``login`` expects."""
+        script = "from django.contrib.auth.models import Group, Permission, User\n" + "".join(
+            f"u = User.objects.create_user({name!r}, password='pw-{name}')\n"
+            "u.user_permissions.add(*Permission.objects.filter(codename__in=['answer_interrupt', 'start_run']))\n"
+            f"u.groups.add(Group.objects.get(name={group!r}))\n"
+            for name, group in people.items()
+        )
+        script += "".join(
+            f"User.objects.get(username={name!r}).user_permissions.add("
+            "Permission.objects.get(codename='reassign_interrupt'))\n"
+            for name in reassigners
+        )
+        self.manage("shell", "-c", script)
 
     def serve(self) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "manage.py", "serve", "--port", str(self.port)],
             cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
         )  # fmt: skip
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 120  # a loaded machine starts Django slowly: wait, don't fail
+        while time.monotonic() < deadline and self.process.poll() is None:
             try:
                 with urllib.request.urlopen(self.url + "/login/", timeout=1) as response:
                     if response.status == 200:
@@ -126,10 +152,30 @@ class Server:
         self.manage("wf", "answer", run, interrupt_id, "--answer", json.dumps(answer), "--user", user)
 
 
+_PREPARED: list[Path] = []
+
+
+def _prepared_database() -> Path:
+    """A migrated database with ``USERS``, made once per test process (each xdist worker): each
+    server starts on a copy of it instead of running ``migrate`` and ``shell`` again."""
+    if not _PREPARED:
+        folder = Path(tempfile.mkdtemp(prefix="wfapp-served-db-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        template = Server(folder)
+        try:
+            template.prepare()
+        finally:
+            template.stop()
+        _PREPARED.append(folder / "wfapp.sqlite3")
+    return _PREPARED[0]
+
+
 @contextlib.contextmanager
-def serving(data_dir: Path, extra_workflows: str = "") -> Iterator[Server]:
-    """A serving subprocess on its own data folder, with test workflows next to the demos."""
+def serving(data_dir: Path, extra_workflows: str = "", **env: str) -> Iterator[Server]:
+    """A serving subprocess on its own data folder, with test workflows next to the demos, and
+    ``env`` (settings from the environment)."""
     live = Server(data_dir)
+    live.env.update(env)
     if extra_workflows:
         live.env["WFAPP_EXTRA_WORKFLOWS"] = extra_workflows
     try:
@@ -202,11 +248,18 @@ def open_waiting_run(context: BrowserContext, run: str) -> Page:
 
 def open_page(context: BrowserContext, path: str) -> Page:
     page = context.new_page()
+    page.add_init_script(HEARD)
     page.goto(path)
-    # The page's socket is open once its hello was answered with the badge.
-    page.wait_for_function("() => !!document.querySelector('#live') && window.htmx !== undefined")
-    page.wait_for_timeout(300)
+    # The page is live once its socket's hello was answered (with the badge, at least).
+    page.wait_for_function("() => !!document.querySelector('#live') && window.wfappHeard > 0")
     return page
+
+
+# Counts the socket's messages a page has received (htmx's ws extension: htmx:wsAfterMessage).
+HEARD = (
+    "window.wfappHeard = 0;"
+    "document.addEventListener('htmx:wsAfterMessage', () => { window.wfappHeard += 1; });"
+)
 
 
 def item(page: Page, text: str) -> Any:
@@ -228,7 +281,9 @@ def test_expense_start_to_completion_live(browser: Browser, server: Server) -> N
     expect(page.locator("#run-status")).to_have_text("waiting")
     expect(page.locator('[data-node="manager_approval"]')).to_have_attribute("data-status", "waiting")
 
-    inbox = open_page(context, "/?q=Astrid")
+    # piet decides: olga filed it, and a requester never approves their own run (four-eyes).
+    deciding = login(browser, server, "piet")
+    inbox = open_page(deciding, "/?q=Astrid")
     expect(inbox.locator(".inbox-item")).to_have_count(2)
     item(inbox, "Manager approval").get_by_role("button", name="Approve").click()
     expect(inbox.locator(".inbox-item.answered")).to_have_count(1)
@@ -240,8 +295,9 @@ def test_expense_start_to_completion_live(browser: Browser, server: Server) -> N
     expect(page.locator("#run-status")).to_have_text("completed")
     expect(page.locator("#run-output")).to_contain_text("Within budget")
     expect(page.locator('[data-node="both_decide"]')).to_have_attribute("data-status", "completed")
-    expect(page.locator("#timeline")).to_contain_text("Answered by olga")
+    expect(page.locator("#timeline")).to_contain_text("Answered by piet")
     assert errors == []
+    deciding.close()
     context.close()
 
 

@@ -16,13 +16,7 @@ PEOPLE = {"mia": "managers", "fred": "finance", "fiona": "finance"}
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with serving(tmp_path_factory.mktemp("assignment"), "tests.wfapp.human_flows:assigned") as live:
-        script = "from django.contrib.auth.models import Group, Permission, User\n" + "".join(
-            f"u = User.objects.create_user({name!r}, password='pw-{name}')\n"
-            "u.user_permissions.add(*Permission.objects.filter(codename__in=['answer_interrupt', 'start_run']))\n"
-            f"u.groups.add(Group.objects.get(name={group!r}))\n"
-            for name, group in PEOPLE.items()
-        )
-        live.manage("shell", "-c", script)
+        live.add_people(PEOPLE)
         yield live
 
 

@@ -13,7 +13,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.web.test_browser import Server, expense, login, open_page, open_waiting_run, serving
 
-FLOWS = "tests.web.flows:orders,tests.web.flows:stock_take,tests.web.flows:tally"
+FLOWS = "tests.web.flows:orders,tests.web.flows:stock_take,tests.web.flows:tally,tests.web.flows:quarter_end"
 
 
 @pytest.fixture(scope="module")
@@ -161,4 +161,48 @@ def test_failures_and_comparisons_fit_a_phone(browser: Browser, server: Server) 
     expect(page.locator("#run-compare h2")).to_have_text("Changes from #1 to #2")
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= 375, f"the run page is {width}px wide on a 375px screen"
+    context.close()
+
+
+LONG_PATH = (
+    "web_quarter_end_close@1/close_subsidiary_ledgers_for_the_quarter@1/"
+    "post_adjusting_entries_to_the_general_ledger@1"
+)
+# Each place a node path is written in the failures: the characters drawn outside the failure's
+# card, or under an ancestor that cuts them off (an ellipsis, hidden overflow), none allowed.
+CUT_PATHS = """() => Array.from(document.querySelectorAll("#run-failures .failure .path")).flatMap(el => {
+  const card = el.closest(".failure").getBoundingClientRect();
+  const range = document.createRange();
+  range.selectNodeContents(el);
+  const outside = Array.from(range.getClientRects())
+    .filter(r => r.left < card.left - 1 || r.right > card.right + 1);
+  const cutters = [];
+  for (let at = el; at && !at.matches(".failure"); at = at.parentElement) {
+    const style = getComputedStyle(at);
+    if (style.textOverflow === "ellipsis" || (style.overflowX !== "visible" && at.scrollWidth > at.clientWidth))
+      cutters.push(at.tagName + "." + at.className);
+  }
+  return outside.length || cutters.length
+    ? [`${el.textContent}: ${outside.length} lines outside, cut by ${cutters.join(", ")}`] : [];
+})"""
+
+
+@pytest.mark.parametrize("width", [1280, 375])
+def test_the_failures_show_a_long_node_path_whole(browser: Browser, server: Server, width: int) -> None:
+    assert len(LONG_PATH) > 100
+    run = server.start_run("web_quarter_end_close", {})
+    context = login(browser, server, "olga", viewport={"width": width, "height": 800})
+    page = open_page(context, f"/runs/{run['run']}/")
+    failure = page.locator("#run-failures .failure")
+    expect(failure).to_contain_text("RuntimeError: the period is closed")
+    heading = failure.locator("h3 .path")
+    expect(heading).to_have_text(LONG_PATH)  # the whole path, not an ellipsis or its end
+    expect(page.locator("#run-error")).to_contain_text(LONG_PATH)
+    reason = failure.get_by_label(f"Reason for retrying {LONG_PATH} (optional)")
+    expect(reason).to_be_visible()
+    box = reason.bounding_box()
+    assert box is not None and box["height"] < 60  # a one-line field, not a column-tall box
+    assert page.evaluate(CUT_PATHS) == []
+    width_drawn = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width_drawn <= width, f"the run page is {width_drawn}px wide on a {width}px screen"
     context.close()

@@ -11,14 +11,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.web.test_browser import Server, login, open_page, serving
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    with serving(tmp_path_factory.mktemp("browser-keys"), "tests.web.flows:free_text") as live:
+    # Long enough to press u in: an answer from a key or the bulk bar waits this long for Undo.
+    undo = {"WFAPP_UNDO_SECONDS": "3"}
+    with serving(tmp_path_factory.mktemp("browser-keys"), "tests.web.flows:free_text", **undo) as live:
         yield live
 
 
@@ -69,6 +71,84 @@ def test_j_k_move_between_cards_and_a_r_answer_the_focused_one(browser: Browser,
     assert _status(server, runs[0])["status"] == "completed"
     assert _status(server, runs[1])["status"] == "completed"
     assert _status(server, runs[2])["status"] == "waiting"  # Kurt untouched
+    context.close()
+
+
+def _focused_line(page: Page) -> str:
+    """The card whose list-view line has the focus ('' when the focus is elsewhere)."""
+    script = "() => { const at = document.activeElement;"
+    script += " return at.matches('.row-line') ? at.closest('.inbox-item').id : ''; }"
+    return str(page.evaluate(script))
+
+
+def test_j_k_step_through_the_list_views_lines_and_a_r_answer_the_selected_one(
+    browser: Browser, server: Server
+) -> None:
+    runs = [_expense(server, name, "tag-lines") for name in ("Lena", "Lars", "Lou")]
+    context = login(browser, server, "olga")
+    page = open_page(context, "/?q=tag-lines&view=list")
+    cards = page.locator(".inbox-item:not(.answered)")
+    expect(cards).to_have_count(3)
+    ids = [str(cards.nth(i).get_attribute("id")) for i in range(3)]
+    lines = [page.locator(f"#{card_id} .row-line") for card_id in ids]
+    approve = [
+        page.locator(f"#{card_id}").get_by_role("button", name="Approve", exact=True) for card_id in ids
+    ]
+    status = page.locator("#keys-status")
+
+    page.keyboard.press("j")  # the first line: selected, its card open beside the list
+    assert _focused_line(page) == ids[0]
+    expect(lines[0]).to_have_attribute("aria-current", "true")
+    expect(lines[0]).to_have_attribute("aria-expanded", "true")
+    expect(approve[0]).to_be_visible()
+    expect(status).to_contain_text("Question 1 of 3")
+    page.keyboard.press("j")  # the second: the first closes, one selection at a time
+    assert _focused_line(page) == ids[1]
+    expect(lines[1]).to_have_attribute("aria-current", "true")
+    expect(lines[0]).not_to_have_attribute("aria-current", "true")
+    expect(lines[0]).to_have_attribute("aria-expanded", "false")
+    expect(approve[0]).to_be_hidden()
+    expect(approve[1]).to_be_visible()
+    expect(page.locator(".row-line[aria-current]")).to_have_count(1)
+    page.keyboard.press("k")
+    assert _focused_line(page) == ids[0]
+    expect(approve[0]).to_be_visible()
+    expect(approve[1]).to_be_hidden()
+    page.keyboard.press("j")
+
+    page.keyboard.press("a")  # Lars approved; the next line is selected and its card opened
+    expect(page.locator(f"#{ids[1]}.answered")).to_contain_text("Approved")
+    page.wait_for_function(
+        "id => document.activeElement.matches('.row-line') && document.activeElement.closest('.inbox-item').id === id",
+        arg=ids[2],
+    )
+    expect(lines[2]).to_have_attribute("aria-current", "true")
+    expect(approve[2]).to_be_visible()
+    expect(status).to_contain_text("Next:")
+    page.keyboard.press("r")  # Lou rejected; Lena, before, is the one left
+    expect(page.locator(f"#{ids[2]}.answered")).to_contain_text("Rejected")
+    page.wait_for_function(
+        "id => document.activeElement.matches('.row-line') && document.activeElement.closest('.inbox-item').id === id",
+        arg=ids[0],
+    )
+    expect(lines[0]).to_have_attribute("aria-current", "true")
+    assert _status(server, runs[1])["status"] == "completed"
+    assert _status(server, runs[2])["status"] == "completed"
+    assert _status(server, runs[0])["status"] == "waiting"  # Lena untouched
+
+    # Claim replaces the whole card: it stays open and selected, the focus back on its line.
+    page.locator(f"#{ids[0]}").get_by_role("button", name="Claim").click()
+    expect(page.locator(f"#{ids[0]}")).to_contain_text("You hold this")
+    expect(lines[0]).to_have_attribute("aria-current", "true")
+    expect(approve[0]).to_be_visible()
+    page.wait_for_function(
+        "id => document.activeElement.matches('.row-line') && document.activeElement.closest('.inbox-item').id === id",
+        arg=ids[0],
+    )
+
+    page.locator(f"#{ids[0]} .row-line").click()  # a click closes the selected card, as before
+    expect(lines[0]).to_have_attribute("aria-expanded", "false")
+    expect(page.locator(".row-line[aria-current]")).to_have_count(0)
     context.close()
 
 
@@ -188,4 +268,92 @@ def test_runs_found_by_input_shared_as_a_url_and_saved(browser: Browser, server:
     _tab_to(fresh, "#saved-filters button[aria-label^='Delete']")
     fresh.keyboard.press("Enter")
     expect(fresh.get_by_role("link", name="Quinn's runs")).to_have_count(0)
+    context.close()
+
+
+def test_a_key_answer_waits_for_undo_and_u_takes_it_back(browser: Browser, server: Server) -> None:
+    """r and a give a few seconds to undo: u (or the Undo button) and nothing is sent."""
+    undone, approved = (_expense(server, name, "tag-undo") for name in ("Ursa", "Umar"))
+    context = login(browser, server, "olga")
+    page = open_page(context, "/?q=tag-undo")
+    expect(page.locator(".inbox-item:not(.answered)")).to_have_count(2)
+    bar = page.locator("#undo-bar")
+    expect(bar).to_be_hidden()
+    page.keyboard.press("j")
+    page.keyboard.press("r")
+    expect(bar).to_contain_text("Rejecting: Manager approval: Ursa")
+    expect(bar.get_by_role("button", name="Undo")).to_be_visible()
+    page.keyboard.press("u")
+    expect(bar).to_contain_text("Undone")
+    expect(bar.get_by_role("button", name="Undo")).to_be_hidden()
+
+    page.keyboard.press("j")  # Umar's: approved once its window has passed, well after Ursa's would have
+    page.keyboard.press("a")
+    expect(bar).to_contain_text("Approving: Manager approval: Umar")
+    expect(page.locator(".inbox-item.answered")).to_contain_text("Umar")
+    assert _status(server, approved)["status"] == "completed"
+    assert _status(server, undone)["status"] == "waiting"  # Ursa's rejection was never sent
+    expect(page.locator(".inbox-item:not(.answered)")).to_contain_text("Ursa")
+    context.close()
+
+
+def test_a_bulk_answer_waits_for_undo(browser: Browser, server: Server) -> None:
+    kept, sent = (_expense(server, name, "tag-bulkundo") for name in ("Bea", "Bo"))
+    context = login(browser, server, "olga")
+    page = open_page(context, "/?q=tag-bulkundo")
+    boxes = page.locator(".bulk-select input")
+    expect(boxes).to_have_count(2)
+    boxes.nth(0).check()
+    boxes.nth(1).check()
+    page.get_by_role("button", name="Approve selected").click()
+    bar = page.locator("#undo-bar")
+    expect(bar).to_contain_text("Approving 2 ticked questions")
+    bar.get_by_role("button", name="Undo").click()
+    expect(bar).to_contain_text("Undone")
+    expect(page.locator("#bulk-results li")).to_have_count(0)
+
+    bea = page.locator(".inbox-item", has_text="Bea").locator(".bulk-select input")
+    bea.uncheck()  # Bo alone, this time
+    page.get_by_role("button", name="Approve selected").click()
+    expect(page.locator("#bulk-results li.ok")).to_have_count(1)
+    assert _status(server, sent)["status"] == "completed"
+    assert _status(server, kept)["status"] == "waiting"  # the undone answer never went
+    context.close()
+
+
+def _spots(*buttons: Locator) -> list[tuple[int, int]]:
+    """Where buttons are, to the pixel (what a person would see move)."""
+    boxes = [button.bounding_box() for button in buttons]
+    return [(round(box["x"]), round(box["y"])) for box in boxes if box is not None]
+
+
+def test_the_one_reason_field_keeps_its_error_on_it_and_nothing_moves(
+    browser: Browser, server: Server
+) -> None:
+    """A batch item's card: one reason field; a reason with Approve is refused on that field
+    (aria-invalid, aria-describedby), the buttons stay where they were; Reject then sends it."""
+    flagged = {"items": [{"sku": "REASON-1", "price": 9, "flagged": True}]}
+    run = str(server.start_run("batch_review", flagged)["run"])
+    context = login(browser, server, "olga")
+    page = open_page(context, "/?q=REASON-1")
+    card = page.locator(".inbox-item:not(.answered)")
+    expect(card).to_have_count(1)
+    expect(card.locator("textarea")).to_have_count(1)  # one reason field, always shown
+    expect(card.get_by_text("Reject with reason")).to_have_count(0)
+    reason = card.get_by_label("Reason for rejecting")
+    approve = card.get_by_role("button", name="Approve", exact=True)
+    reject = card.get_by_role("button", name="Reject", exact=True)
+    before = _spots(approve, reject)
+    reason.fill("Scratched lid")
+    approve.click()
+    expect(reason).to_have_attribute("aria-invalid", "true")
+    described = page.locator("#" + str(reason.get_attribute("aria-describedby")))
+    expect(described).to_contain_text("A reason goes with a rejection")
+    expect(reason).to_have_value("Scratched lid")
+    assert _spots(approve, reject) == before  # the layout did not jump
+    assert _status(server, run)["status"] == "waiting"
+    reject.click()
+    expect(page.locator(".inbox-item.answered")).to_contain_text("Answered by olga")
+    timeline = open_page(context, f"/runs/{run}/")
+    expect(timeline.locator("body")).to_contain_text("Rejected: Scratched lid")
     context.close()

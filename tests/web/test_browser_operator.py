@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, WebSocketRoute, expect
@@ -234,14 +235,13 @@ def test_timeline_times_are_the_viewers_with_utc_on_hover_and_details_read_as_wo
     page = open_page(tokyo, f"/runs/{run}/")
     expect(page.locator("#timeline-zone")).to_contain_text("Asia/Tokyo")
     first = page.locator("#timeline time").first
-    stamp = first.get_attribute("datetime") or ""
-    utc = re.search(r"T(\d\d):(\d\d):(\d\d)", stamp)
-    assert utc is not None
-    minutes = (int(utc[1]) * 60 + int(utc[2]) + 9 * 60) % (24 * 60)
-    expect(first).to_have_text(
-        re.compile(rf"(\d{{4}}-\d\d-\d\d )?{minutes // 60:02d}:{minutes % 60:02d}:{utc[3]}$")
-    )
-    expect(first).to_have_attribute("title", re.compile(rf"{utc[1]}:{utc[2]}:{utc[3]} UTC$"))
+    # The moment with its offset: the page is rendered in the viewer's zone (the wfapp_tz cookie).
+    moment = datetime.fromisoformat(first.get_attribute("datetime") or "")
+    assert moment.utcoffset() is not None
+    utc = moment.astimezone(UTC)
+    there = utc + timedelta(hours=9)
+    expect(first).to_have_text(re.compile(rf"(\d{{4}}-\d\d-\d\d )?{there:%H:%M:%S}$"))
+    expect(first).to_have_attribute("title", re.compile(rf"{utc:%Y-%m-%d %H:%M:%S} UTC$"))
 
     answer = page.locator("#timeline li.kind-answer")
     answer.locator("summary").first.click()

@@ -85,12 +85,16 @@ def test_every_page_works_under_the_policy_without_a_violation(browser: Browser,
     page.wait_for_url("**/runs/*/")
     expect(page.locator("#run-status")).to_have_text("waiting")
 
-    inbox = open_page(context, "/?q=Csilla")
+    # piet decides: olga filed it, and a requester never approves their own run (four-eyes).
+    deciding, deciders_console = _logged_in_context(browser, server, "piet")
+    inbox = open_page(deciding, "/?q=Csilla")
     item(inbox, "Csilla").get_by_label("Comment").fill("Fine")
     item(inbox, "Csilla").get_by_role("button", name="Approve").click()
-    expect(inbox.locator(".inbox-item.answered")).to_contain_text("Answered by olga")
+    expect(inbox.locator(".inbox-item.answered")).to_contain_text("Answered by piet")
     expect(page.locator("#run-status")).to_have_text("completed")  # over the websocket
-    expect(page.locator("#timeline")).to_contain_text("Answered by olga")
+    expect(page.locator("#timeline")).to_contain_text("Answered by piet")
+    assert deciders_console.violations() == []
+    deciding.close()
 
     runs = open_page(context, "/runs/")
     runs.get_by_label("Status").select_option("completed")  # the filter form's htmx GET

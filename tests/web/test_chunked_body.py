@@ -9,6 +9,8 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import select
+import socket
 import urllib.parse
 from collections.abc import Iterator
 from http.cookies import SimpleCookie
@@ -94,3 +96,61 @@ def test_a_chunked_answer_over_the_limit_is_413_and_nothing_is_stored(server: Se
     assert status in (200, 302)  # a chunked body is read, not refused for lacking a length
     report = json.loads(server.manage("wf", "show", run["run"]))
     assert [item["answer"] for item in report["answered"]] == [{"approved": True, "comment": "fine"}]
+
+
+MB = 1024 * 1024
+
+
+def _raw_post(server: Server, path: str, head: dict[str, str]) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+    lines = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", *(f"{k}: {v}" for k, v in head.items())]
+    sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+    return sock
+
+
+def _answer(sock: socket.socket) -> bytes:
+    """What the server said before it closed (b"" when it reset the connection instead)."""
+    received = b""
+    try:
+        while chunk := sock.recv(65536):
+            received += chunk
+    except ConnectionResetError:
+        pass
+    return received
+
+
+def test_a_chunked_body_over_the_cap_is_refused_long_before_it_ends(server: Server) -> None:
+    """An unauthenticated 64 MB chunked POST: the server answers 413 (or closes) once the cap
+    (512 KB by default) is passed, not after reading 64 MB to say 401."""
+    sock = _raw_post(
+        server, "/api/runs", {"Transfer-Encoding": "chunked", "Content-Type": "application/json"}
+    )
+    piece = b"x" * 65536
+    chunk = b"%x\r\n%s\r\n" % (len(piece), piece)
+    sent, stopped = 0, False
+    with sock:
+        while sent < 64 * MB:
+            readable, _, _ = select.select([sock], [], [], 0)
+            if readable:
+                stopped = True  # the server answered (or closed) while the body was still coming
+                break
+            try:
+                sock.sendall(chunk)
+            except (BrokenPipeError, ConnectionResetError, TimeoutError):
+                stopped = True
+                break
+            sent += len(piece)
+        answer = _answer(sock)
+    assert stopped, "the server read all 64 MB"
+    assert sent < 16 * MB, f"{sent // MB} MB were taken before the refusal"
+    assert answer == b"" or answer.startswith(b"HTTP/1.1 413 "), answer[:200]
+
+
+def test_a_declared_length_over_the_cap_is_refused_before_any_body_is_sent(server: Server) -> None:
+    sock = _raw_post(server, "/login/", {"Content-Length": str(64 * MB), "Content-Type": "text/plain"})
+    with sock:
+        answer = _answer(sock)  # no body byte was sent: the answer comes on the headers alone
+    assert answer.startswith(b"HTTP/1.1 413 Content Too Large\r\n"), answer[:200]
+    assert b"Request body too large: the limit is 524288 bytes." in answer
+    status, _ = Session(server).request("GET", "/login/")
+    assert status == 200  # the server serves on

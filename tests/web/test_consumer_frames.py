@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.web.test_consumers import olga, socket, start
-from wfapp import doorbell
 from wfapp.models import Session
+from wfapp.store import doorbell
 
 __all__ = ["olga"]  # the fixture
 

@@ -18,8 +18,8 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from tests.web.test_consumers import drain, olga, seqs, socket, start
-from wfapp import services
 from wfapp.models import Interrupt, Session
+from wfapp.runs import answering
 from wfapp.web import queries
 
 __all__ = ["olga"]  # the fixture
@@ -40,11 +40,11 @@ async def test_a_run_page_gets_each_event_once_in_order_when_a_doorbell_beats_it
     comm = await socket(f"/ws/runs/{run}/?after={rendered}", olga)
     assert (await comm.connect())[0]
     # The manager answers between the page's render and its hello: the socket hears the doorbell first.
-    await services.answer_interrupt(run, "manager-approval", {"approved": True}, user=olga, advance=False)
+    await answering.answer_interrupt(run, "manager-approval", {"approved": True}, user=olga, advance=False)
     sent = await drain(comm)
     sent += await hello(comm, last_seq=rendered)
     sent += await hello(comm, last_seq=0)  # an older position changes nothing
-    await services.answer_interrupt(run, "finance-approval", {"approved": True}, user=olga, advance=False)
+    await answering.answer_interrupt(run, "finance-approval", {"approved": True}, user=olga, advance=False)
     sent += await drain(comm)
     last = (await Session.objects.aget(pk=run)).last_seq
     assert last == rendered + 2
@@ -61,7 +61,7 @@ async def test_an_inbox_shows_each_question_once_when_a_doorbell_beats_its_hello
     rendered_at = timezone.now().isoformat()
     comm = await socket("/ws/inbox/", olga)
     assert (await comm.connect())[0]
-    await services.answer_interrupt(run, rows[0].interrupt_id, {"approved": True}, user=olga, advance=False)
+    await answering.answer_interrupt(run, rows[0].interrupt_id, {"approved": True}, user=olga, advance=False)
     sent = await drain(comm)
     sent += await hello(comm, watermark=watermark, rendered_at=rendered_at)
     sent += await hello(comm, watermark=0, rendered_at=rendered_at)  # older: moves nothing back

@@ -15,11 +15,11 @@ from django.test import Client
 
 from engine import Runner
 from tests.web.conftest import BIG_EXPENSE, make_user
-from wfapp import services
 from wfapp.asgi import application
 from wfapp.models import Interrupt, InterruptStatus, Session
 from wfapp.registry import get_workflow
-from wfapp.store import DjangoEventStore, close_connections
+from wfapp.runs import answering, starting
+from wfapp.store.events import DjangoEventStore, close_connections
 
 ORIGIN = (b"origin", b"http://localhost")
 
@@ -56,7 +56,7 @@ async def socket(
 
 
 async def start(node_input: dict[str, Any] | None = None, user: User | None = None) -> str:
-    session_id, _ = await services.create_run("expense_approval", node_input or BIG_EXPENSE, user=user)
+    session_id, _ = await starting.create_run("expense_approval", node_input or BIG_EXPENSE, user=user)
     await Runner(get_workflow("expense_approval"), store=DjangoEventStore()).advance(session_id)
     return session_id
 
@@ -68,10 +68,13 @@ async def advance(session_id: str) -> None:
 QUIET = 0.5
 
 
-async def drain(comm: WebsocketCommunicator) -> str:
+async def drain(comm: WebsocketCommunicator, until: str | None = None) -> str:
     """Everything the server sent until it goes quiet (half a second: frames of one backlog can
-    come that far apart on a loaded machine)."""
-    parts = []
+    come that far apart on a loaded machine); with ``until``, first everything up to a frame that
+    contains it, however long the server takes to send that (up to 60 seconds)."""
+    parts: list[str] = []
+    while until is not None and until not in "".join(parts):
+        parts.append(await comm.receive_from(timeout=60))
     while not await comm.receive_nothing(timeout=QUIET):
         parts.append(await comm.receive_from())
     return "".join(parts)
@@ -125,7 +128,7 @@ async def test_run_page_backlog_after_reconnect_in_order_once(olga: User) -> Non
 
     # Meanwhile someone answers; a reconnecting page says where it was and gets only the rest.
     row = await Interrupt.objects.filter(session_id=run, interrupt_id="manager-approval").aget()
-    await services.answer_interrupt(run, "manager-approval", {"approved": True}, user=olga, advance=False)
+    await answering.answer_interrupt(run, "manager-approval", {"approved": True}, user=olga, advance=False)
     again = await socket(f"/ws/runs/{run}/?after={last}", olga)
     assert (await again.connect())[0]
     await again.send_to(text_data=json.dumps({"type": "hello", "last_seq": last, "reconnect": True}))
@@ -143,7 +146,7 @@ async def test_run_page_updates_live_until_completed(olga: User) -> None:
     await comm.send_to(text_data=json.dumps({"type": "hello", "last_seq": 0}))
     html = await drain(comm)
     assert 'data-node="manager_review" data-status="waiting"' in html
-    await services.answer_interrupt(
+    await answering.answer_interrupt(
         run, "manager-approval", {"approved": True, "comment": "fine"}, user=olga, advance=False
     )
     await advance(run)
@@ -166,7 +169,7 @@ async def test_inbox_items_appear_and_close_live(olga: User) -> None:
     assert 'hx-swap-oob="beforeend:#inbox-items"' in html
     for row in rows:
         assert html.count(f'id="interrupt-{row.pk}"') == 1  # each item once, however many doorbells
-    await services.answer_interrupt(run, rows[0].interrupt_id, {"approved": False}, user=olga, advance=False)
+    await answering.answer_interrupt(run, rows[0].interrupt_id, {"approved": False}, user=olga, advance=False)
     html = await drain(comm)
     assert f'id="interrupt-{rows[0].pk}" hx-swap-oob="true"' in html
     assert "Answered by olga" in html
@@ -251,7 +254,7 @@ async def test_inbox_total_follows_answers_live(olga: User) -> None:
     run = await start()
     assert 'id="inbox-total" hx-swap-oob="true">2 pending matching</p>' in await drain(comm)
     rows = [r async for r in Interrupt.objects.filter(session_id=run).order_by("pk")]
-    await services.answer_interrupt(
+    await answering.answer_interrupt(
         run, rows[0].interrupt_id, {"approved": False, "comment": "no receipt"}, user=olga, advance=False
     )
     html = await drain(comm)
@@ -267,7 +270,7 @@ async def test_a_run_page_in_two_groups_acts_on_each_doorbell_once(olga: User) -
     await comm.send_to(text_data=json.dumps({"type": "hello", "last_seq": 0}))
     await drain(comm)
     # An answer rings the run's group and the inbox's: the page hears it twice, acts once.
-    await services.answer_interrupt(run, "manager-approval", {"approved": True}, user=olga, advance=False)
+    await answering.answer_interrupt(run, "manager-approval", {"approved": True}, user=olga, advance=False)
     frames = []
     while not await comm.receive_nothing(timeout=QUIET):
         frames.append(await comm.receive_from())

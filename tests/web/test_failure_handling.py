@@ -168,9 +168,12 @@ def test_a_whole_run_retry_is_recorded_with_who(operator_client: Client, start_r
 def test_a_retry_keeps_its_reason_and_the_page_shows_it(operator_client: Client, start_run) -> None:
     run = start_run("web_orders", {"sku": "A-1", "quantity": 12})
     html = _page(operator_client, run)
+    # Each reason field has a label one can see (not only a placeholder), the node's whole path in it.
+    assert '<label for="retry-reason-input">Reason for retrying (optional)</label>' in html
+    assert '<label for="cancel-reason-input">Reason for cancelling (optional)</label>' in html
     assert (
-        'id="retry-reason-input"' in html
-        and 'aria-label="Reason for retrying web_orders@1/post_order@1"' in html
+        '<label for="failure-1-reason">Reason for retrying <span class="path">web_orders@1/post_order@1</span>'
+        " (optional)</label>" in html
     )
     response = operator_client.post(
         reverse("run-retry", args=[run]),
@@ -218,3 +221,19 @@ def test_an_edited_input_without_its_node_is_refused(operator_client: Client, st
     response = operator_client.post(reverse("run-retry", args=[run]) + "?edit=1", {"f.sku": "A-1"}, **HX)
     assert response.status_code == 422 and "needs the failed node" in response.content.decode()
     assert _kinds(run) == before
+
+
+def test_tracebacks_are_shown_only_to_who_may_retry(
+    operator_client: Client, viewer_client: Client, start_run
+) -> None:
+    run = start_run("web_orders", {"sku": "A-1", "quantity": 12})
+    html = _page(viewer_client, run)  # may view the run, may not retry it
+    assert "<strong>RuntimeError</strong>: the ledger refuses 12 of A-1" in html
+    assert "Traceback" not in html and "in post_order" not in html
+    seen = viewer_client.get(f"/api/v1/runs/{run}/events").json()
+    [error] = [e["data"]["error"] for e in seen["items"] if e["kind"] == "error"]
+    assert error["message"] == "the ledger refuses 12 of A-1" and "traceback" not in error
+    retrier = operator_client.get(f"/api/v1/runs/{run}/events").json()
+    [error] = [e["data"]["error"] for e in retrier["items"] if e["kind"] == "error"]
+    assert "in post_order" in error["traceback"]
+    assert "in post_order" in _page(operator_client, run)

@@ -124,9 +124,9 @@ def test_decision_form_submits_with_approve_or_reject() -> None:
     assert buttons[0].get("name") is None and buttons[0]["tabindex"] == "-1"
     assert [(b["name"], b["value"]) for b in buttons[1:]] == [
         ("f.approved", "true"),
-        ("f.approved", "false"),
-        ("_outcome", "reject-with-reason"),  # with the reason typed next to it
+        ("f.approved", "false"),  # one way to reject: the reason goes in the answer's comment
     ]
+    assert not page.find("textarea", name="_reason")  # the comment is the one reason field
     assert not page.find("input", name="f.approved")
     assert page.find("input", name="f.comment")
 

@@ -36,7 +36,7 @@ def test_tabs_show_what_is_assigned_to_me_and_my_groups(start_run) -> None:
     manager, finance = by_id(run, "manager-approval"), by_id(run, "finance-approval")
     html = cards(fay, tab="groups")
     assert f'id="interrupt-{finance.pk}"' in html and f'id="interrupt-{manager.pk}"' not in html
-    assert "For group:finance" in html and 'id="tab-groups" aria-current="page"' in html
+    assert "For Finance" in html and 'id="tab-groups" aria-current="page"' in html
     assert "interrupt-" not in cards(fay, tab="mine").split('id="inbox-items"')[1]
     assert "interrupt-" not in cards(fay, tab="unassigned").split('id="inbox-items"')[1]
     everything = cards(fay)

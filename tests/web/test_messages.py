@@ -47,7 +47,7 @@ def test_the_question_card_shows_what_the_step_said_before_asking(
     [row] = pending(chatty_run)
     html = operator_client.get(reverse("inbox")).content.decode()
     card = html[html.index(f'id="interrupt-{row.pk}"') :]
-    card = card[: card.index("</li>")]
+    card = card[card.index("<header>") : card.index("</li>")]  # the card, after its list view's line
     assert '<p class="note">The order arrived damaged &lt;script&gt;x&lt;/script&gt;</p>' in card
     assert card.index("A refund of 40 EUR is due") < card.index("Approve the refund?")
     single = operator_client.get(reverse("interrupt", args=[row.pk])).content.decode()

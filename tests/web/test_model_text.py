@@ -12,10 +12,10 @@ from django.contrib.auth.models import User
 
 from engine import Runner
 from tests.web.test_consumers import _close_thread_connections, drain, olga, socket  # noqa: F401
-from wfapp import services
 from wfapp.models import Event
 from wfapp.registry import get_workflow
-from wfapp.store import DjangoEventStore
+from wfapp.runs import answering, starting
+from wfapp.store.events import DjangoEventStore
 
 LIVE = "transcript-web_streaming-1-narrator-1-live"  # the agent's transcript's live line
 
@@ -48,9 +48,9 @@ async def test_the_text_streams_into_the_live_line_and_the_log_keeps_only_the_re
     olga: User,  # noqa: F811 (the fixture imported above)
     tmp_path: Path,
 ) -> None:
-    run, _ = await services.create_run("web_streaming", {"gates": str(tmp_path)}, user=olga)
+    run, _ = await starting.create_run("web_streaming", {"gates": str(tmp_path)}, user=olga)
     await Runner(get_workflow("web_streaming"), store=DjangoEventStore()).advance(run)
-    await services.answer_interrupt(run, "go", True, user=olga, advance=False)
+    await answering.answer_interrupt(run, "go", True, user=olga, advance=False)
     comm = await page(run, olga)
     await drain(comm)
     driving = asyncio.ensure_future(

@@ -20,7 +20,7 @@ from tests.web.test_consumers import _close_thread_connections as _close_thread_
 from tests.web.test_consumers import advance, drain, socket, start
 from tests.web.test_consumers import olga as olga
 from tests.web.test_graph_svg import edge
-from wfapp import services
+from wfapp.runs import answering, starting
 from wfapp.schema_forms.form import SchemaForm
 from wfapp.schema_forms.words import field_label, humanize
 from wfapp.web.graph.svg import render_graph
@@ -34,7 +34,7 @@ SMALL = {**BIG_EXPENSE, "amount": 500, "employee": "Lena"}  # one question: the 
 def _lose_race(client: Client, winner: User, run: str, **headers: Any) -> tuple[int, str]:
     (ask,) = pending(run)
     answer = {"approved": False, "comment": "over budget"}
-    async_to_sync(services.answer_interrupt)(run, ask.interrupt_id, answer, user=winner)
+    async_to_sync(answering.answer_interrupt)(run, ask.interrupt_id, answer, user=winner)
     late = {"f.approved": "true", "f.comment": "fine by me <b>really</b>"}
     response = client.post(reverse("answer", args=[ask.pk]), late, **headers)
     return response.status_code, response.content.decode()
@@ -89,7 +89,7 @@ async def test_the_question_page_closes_when_someone_else_answers(olga: User) ->
     assert (await comm.connect())[0]
     await comm.send_to(text_data=json.dumps({"type": "hello", "open": [ask.pk]}))
     assert f'id="interrupt-{ask.pk}"' not in await drain(comm)  # still open: nothing to close
-    await services.answer_interrupt(run, ask.interrupt_id, {"approved": True}, user=olga)
+    await answering.answer_interrupt(run, ask.interrupt_id, {"approved": True}, user=olga)
     html = await drain(comm)
     assert f'id="interrupt-{ask.pk}" hx-swap-oob="true"' in html
     assert "Answered by olga" in html
@@ -122,7 +122,7 @@ async def test_the_runs_list_inserts_a_run_first_heard_of_after_it_started(olga:
     assert "afterbegin:#runs-body" not in await drain(late)
     await late.disconnect()
     # A run heard of for the first time at seq 7 is inserted on the page rendered before it.
-    new, _ = await services.create_run("expense_approval", {**BIG_EXPENSE, "amount": 20})
+    new, _ = await starting.create_run("expense_approval", {**BIG_EXPENSE, "amount": 20})
     await layer.group_send("wfapp.runs", {**ring, "session_id": new, "seq": 7, "ring": "other-2"})
     html = await drain(comm)
     assert f'<tbody hx-swap-oob="afterbegin:#runs-body">\n<tr id="run-row-{new}"' in html

@@ -49,13 +49,17 @@ def test_a_list_of_like_records_is_a_table_and_a_flat_record_one_line() -> None:
 
 def test_long_or_multi_line_text_is_a_block_of_its_own() -> None:
     draft = "# Title\n\nBody"
-    assert rows({"draft": draft, "round": 1}) == [Row("Draft", draft, True), Row("Round", "1", False)]
+    assert rows({"draft": draft, "round": 1}) == [
+        Row("Draft", draft, True, markdown=True),  # written in Markdown: shown formatted
+        Row("Round", "1", False, number=True),
+    ]
+    assert rows({"note": "plain words\non two lines"}) == [Row("Note", "plain words\non two lines", True)]
 
 
 def test_inbox_shows_a_draft_as_a_wide_block(operator_client: Client, start_run) -> None:
     start_run("document_review", {"title": "Caching", "topic": "caches"})
     html = operator_client.get(reverse("inbox")).content.decode()
-    assert '<dt class="wide">Draft</dt><dd class="wide"><pre># Caching\n\n' in html
+    assert '<dt class="wide">Draft</dt><dd class="wide"><div class="markdown"><h1>Caching</h1>' in html
 
 
 def test_batch_output_shows_a_table_of_outcomes(operator_client: Client, start_run) -> None:

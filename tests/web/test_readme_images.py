@@ -18,7 +18,8 @@ from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
 from tests.web.test_browser import SHOTS, Server, expense, login, open_page, open_waiting_run, phone, serving
 
 FLOWS = "tests.web.flows:orders,tests.web.flows:tally,tests.web.flows:locked_ledger"
-FRIDA = {"employee": "Frida", "amount": 2400, "category": "equipment", "description": "Laptop"}
+# Over 10,000: the manager decides, and two finance people must approve (a quorum).
+FRIDA = {"employee": "Frida", "amount": 24000, "category": "equipment", "description": "Laptop"}
 
 
 @pytest.fixture(scope="module")
@@ -29,12 +30,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 @pytest.fixture(scope="module")
 def frida(server: Server) -> str:
-    """A run waiting for two approvals (the manager's and finance's), with others in the inbox."""
-    run = str(server.start_run("expense_approval", FRIDA, user="olga")["run"])
+    """A run waiting for the manager's approval and a quorum of two finance approvals, with
+    others in the inbox."""
+    run = str(server.start_run("expense_approval", FRIDA, user="piet")["run"])  # olga, shown, decides
     server.start_run(
         "batch_review", {"items": [{"sku": "KB-104", "price": 89, "flagged": True}]}, user="piet"
     )
-    server.start_run("document_review", {"title": "Travel policy", "topic": "booking trains"}, user="olga")
+    server.start_run("document_review", {"title": "Travel policy", "topic": "booking trains"}, user="piet")
     return run
 
 
@@ -65,11 +67,28 @@ def test_the_inbox(browser: Browser, server: Server, frida: str) -> None:
         context.close()
 
 
+def test_the_inbox_as_a_list_with_a_card_open_beside_it(browser: Browser, server: Server, frida: str) -> None:
+    context = login(browser, server, "olga")
+    inbox = open_page(context, "/?view=list")
+    line = inbox.locator(".row-line", has_text="Frida: 24,000.00 equipment").first
+    expect(line.locator(".assignee")).to_have_text(re.compile("Managers|Finance"))
+    line.click()
+    expect(inbox.locator(".inbox-item.open").get_by_role("button", name="Approve")).to_be_visible()
+    _save(inbox, "inbox-list.png")
+    context.close()
+
+
 def test_a_run_in_dark_mode_and_on_a_phone(browser: Browser, server: Server, frida: str) -> None:
+    """Its summary for a title, and the finance quorum in words once olga gave one of two."""
+    server.answer(frida, "finance-approval", {"approved": True}, user="olga")
     for context, name in _desktop_and_phone(browser, server, "run-dark.png", "run-phone.png", scheme="dark"):
         page = open_waiting_run(context, frida)
+        expect(page.locator("h1")).to_contain_text("Frida: 24,000.00 equipment")
         expect(page.locator("#run-asks .inbox-item")).to_have_count(2)
-        expect(page.locator("#timeline")).to_contain_text("Run started by olga")
+        finance = page.locator("#run-asks .inbox-item", has_text="Finance approval")
+        expect(finance.locator(".quorum")).to_have_text("1 of 2 approvals: olga")
+        expect(finance.locator(".refusal")).to_have_text("You approved; waiting for 1 more approval.")
+        expect(page.locator("#timeline")).to_contain_text("Run started by piet")
         _save(page, name)
         context.close()
 
@@ -87,6 +106,8 @@ def test_the_runs_list_with_who_did_what(
     for context, name in _desktop_and_phone(browser, server, "runs.png", "runs-phone.png"):
         runs = open_page(context, "/runs/")
         expect(runs.locator(f"#run-row-{answered}")).to_contain_text("answered by olga")
+        expect(runs.locator(f"#run-row-{answered}")).to_contain_text("Hugo: 500.00 travel")  # its summary
+        expect(runs.locator(f"#run-row-{answered}")).to_contain_text("approved")  # its outcome
         expect(runs.locator(f"#run-row-{cancelled}")).to_contain_text("cancelled by piet")
         expect(runs.locator(f"#run-row-{retried}")).to_contain_text("retried by piet")
         _save(runs, name)

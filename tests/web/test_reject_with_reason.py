@@ -11,9 +11,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from tests.web.conftest import client_for, make_user, pending
-from wfapp import bulk, services
 from wfapp.errors import RejectionReasonError
 from wfapp.models import Event, Interrupt, InterruptStatus
+from wfapp.runs import answering, bulk
 from wfapp.web import presenter
 
 FLAGGED = {"items": [{"sku": "RED-1", "price": 12, "flagged": True}]}
@@ -23,12 +23,17 @@ def _form(question: Any, **fields: str) -> dict[str, str]:
     return {"_outcome": "reject-with-reason", **fields}
 
 
+def _reject(question: Any, reason: str) -> dict[str, str]:
+    """The card's one way: the reason typed in its one reason field, then Reject."""
+    return {"f.approve": "false", "_reason": reason}
+
+
 def test_the_form_rejects_with_the_reason_in_the_answer(db: None, start_run: Any) -> None:
     olga = make_user("olga", may_answer=True)
     run = start_run("expense_approval")
     [question, *_] = pending(run)
     page = client_for(olga).get(f"/interrupts/{question.pk}/").content.decode()
-    assert "Reject with reason" in page and 'name="_reason"' in page
+    assert 'name="_reason"' not in page  # its Comment is the one reason field
     response = client_for(olga).post(
         f"/interrupts/{question.pk}/answer/", _form(question, _reason="Over budget")
     )
@@ -66,11 +71,35 @@ def test_a_reason_the_answer_has_no_field_for_is_a_comment_on_the_question(db: N
     assert ("comment", "Rejected: Wrong colour") in kinds[answer_at:]
 
 
+def test_the_one_reason_field_goes_with_reject_and_its_error_sits_on_it(db: None, start_run: Any) -> None:
+    olga = make_user("olga", may_answer=True)
+    run = start_run("batch_review", FLAGGED)
+    [question] = pending(run)
+    page = client_for(olga).get(f"/interrupts/{question.pk}/").content.decode()
+    assert page.count('name="_reason"') == 1 and "Reject with reason" not in page
+    approve = {"f.approve": "true", "_reason": "Wrong colour"}
+    refused = client_for(olga).post(
+        f"/interrupts/{question.pk}/answer/", approve, headers={"HX-Request": "true"}
+    )
+    assert refused.status_code == 422
+    html = refused.content.decode()
+    field = html[html.index("<textarea") : html.index("</textarea>")]
+    assert 'aria-invalid="true"' in field and "Wrong colour" in field  # kept, and marked
+    error_id = field.split('aria-describedby="')[1].split('"')[0]
+    assert f'id="{error_id}">A reason goes with a rejection' in html
+    question.refresh_from_db()
+    assert question.status == InterruptStatus.PENDING
+    done = client_for(olga).post(f"/interrupts/{question.pk}/answer/", _reject(question, "Wrong colour"))
+    assert done.status_code in (200, 302)
+    texts = Event.objects.filter(session_id=run, kind="comment").values_list("data__message", flat=True)
+    assert list(texts) == ["Rejected: Wrong colour"]
+
+
 def test_a_reason_needs_a_rejection_of_an_approve_reject_question(db: None, start_run: Any) -> None:
     olga = make_user("olga", may_answer=True)
     run = start_run("expense_approval")
     [question, *_] = pending(run)
-    answer = async_to_sync(services.answer_interrupt)
+    answer = async_to_sync(answering.answer_interrupt)
     with pytest.raises(RejectionReasonError, match="does not reject"):
         answer(run, question.interrupt_id, {"approved": True}, user=olga, reason="fine")
     question.refresh_from_db()
@@ -96,7 +125,7 @@ async def test_the_api_takes_a_reason(transactional_db: None) -> None:
     from tests.web.test_consumers import start
 
     olga = await sync_to_async(make_user)("olga", may_answer=True)
-    run = await start(None, olga)
+    run = await start(None)  # not olga's own run: she may answer it
     api = Api(await sync_to_async(token_for)(olga))
     question = (await api.get(f"runs/{run}")).json()["pending"][0]
     wrong = await api.post(

@@ -190,7 +190,9 @@ def test_the_text_search_is_answered_from_the_index(runs: None) -> None:
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL enable_seqscan = off")  # too few rows for the planner to bother
             plan = rows.order_by().explain()  # unordered: the created_at index saves no sort
-        assert "wfapp_session_search_trgm" in plan
+        assert (
+            "wfapp_session_search_trgm" in plan and "wfapp_session_summary_trgm" in plan
+        )  # input/output, summary
     else:
         assert "VIRTUAL TABLE INDEX 0:G1" in rows.explain()  # the GLOB on `body` handed to FTS5's index
     assert [run.pk for run in rows] == ["run-ann"]

@@ -10,8 +10,8 @@ from asgiref.sync import async_to_sync
 from django.contrib.auth.models import User
 
 from tests.web.conftest import _advance
-from wfapp import services
 from wfapp.models import Interrupt, Session
+from wfapp.runs import answering
 from wfapp.web import presenter, queries
 
 
@@ -26,7 +26,7 @@ def test_an_update_that_ends_the_run_shows_it_ended(
     def events_after_the_run_ended(session_id: str, after: int) -> Any:
         # The approvals and the rest of the run commit just as the page's update reads the log.
         for interrupt_id in asks:
-            async_to_sync(services.answer_interrupt)(
+            async_to_sync(answering.answer_interrupt)(
                 run, interrupt_id, {"approved": True, "comment": "ok"}, user=operator, advance=False
             )
         async_to_sync(_advance)(run, "expense_approval")

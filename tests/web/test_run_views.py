@@ -57,10 +57,13 @@ def test_a_decimal_amount_keeps_its_trailing_zeros_from_the_form_on(operator_cli
     advance(small.pk)
     advance(large.pk)
     output = operator_client.get(reverse("run", args=[small.pk])).content.decode()
-    assert re.search(r"<dt>Amount</dt><dd>12\.50</dd>", output)
+    # A number is marked for the page to write the viewer's way, its decimals kept (times.js).
+    assert re.search(r'<dt>Amount</dt><dd><span data-number="12\.50">12\.50</span></dd>', output)
     assert "Approved automatically" in output
     inbox = operator_client.get(reverse("inbox")).content.decode()
-    assert "claims 250.50 for meals" in inbox and re.search(r"<dt>Amount</dt><dd>250\.50</dd>", inbox)
+    assert "claims 250.50 for meals" in inbox and re.search(
+        r'<dt>Amount</dt><dd><span data-number="250\.50">250\.50</span></dd>', inbox
+    )
 
 
 def test_unknown_workflow_is_404(operator_client: Client) -> None:

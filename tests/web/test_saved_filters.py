@@ -68,3 +68,17 @@ def test_a_save_from_the_page_answers_with_the_list_again(operator_client: Clien
     html = again.content.decode()
     assert again.status_code == 200 and 'id="saved-filters"' in html
     assert ">quick</a>" in html and ">slow</a>" in html
+
+
+def test_a_saved_inbox_filter_keeps_the_tab_and_the_sort(operator_client: Client, operator: User) -> None:
+    _save(operator_client, "inbox", "my overdue", tab="overdue", sort="due", q="taxi")
+    _save(operator_client, "inbox", "plain", tab="all", sort="oldest", workflow="batch_review")
+    _save(operator_client, "inbox", "odd", tab="nobody's", sort="<script>", q="x")
+    queries = dict(SavedFilter.objects.filter(user=operator).values_list("name", "query"))
+    assert queries == {
+        "my overdue": "q=taxi&sort=due&tab=overdue",
+        "plain": "workflow=batch_review",
+        "odd": "q=x",
+    }
+    page = operator_client.get("/").content.decode()
+    assert 'href="/?q=taxi&amp;sort=due&amp;tab=overdue">my overdue</a>' in page

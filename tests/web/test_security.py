@@ -231,7 +231,7 @@ def test_the_production_profile_sends_the_same_policy_and_throttles_logins(tmp_p
         },
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=180,
     )
     assert done.returncode == 0, done.stderr
     production = json.loads(done.stdout.strip().splitlines()[-1])  # after what the shell says itself

@@ -95,7 +95,7 @@ def test_a_run_that_failed_to_replay_shows_the_path_on_its_page(
     assert json.loads(out.getvalue())["status"] == "failed"
 
     html = page(operator_client, "run", run)
-    error = html[html.index('<p class="notice error">') :].split("</p>")[0]
+    error = html[html.index('<p class="notice error" id="run-error">') :].split("</p>")[0]
     assert "<strong>ReplayDivergenceError</strong>" in error
     assert "no longer replays on this code, so nothing ran" in error
     assert "versioned@1/prepare@1" in error and "now comes after &#x27;ask&#x27;" in error

@@ -23,8 +23,8 @@ from django.test import Client
 from tests.api.conftest import Api, token_for
 from tests.web.conftest import BIG_EXPENSE, client_for, make_user, pending
 from tests.web.test_consumers import ORIGIN, _cookie, drain
-from wfapp import permissions
 from wfapp.asgi import application
+from wfapp.human import permissions
 from wfapp.models import AnswerAttempt, InterruptStatus, Session, WorkflowAccess
 from wfapp.web import queries
 
@@ -93,7 +93,7 @@ def test_pages_and_fragments_are_404_for_what_one_may_not_view(
 def test_answering_a_question_of_a_workflow_one_may_not_answer(
     people: dict[str, User], start_run: Any
 ) -> None:
-    run = start_run(EXPENSE, BIG_EXPENSE, people["fin"])
+    run = start_run(EXPENSE, BIG_EXPENSE)  # not fin's own run: fin answers it (four-eyes)
     [question, *_] = pending(run)
     body = {"f.approved": "true", "f.comment": "no"}
     for name in ("olga", "audrey"):
@@ -111,13 +111,13 @@ def test_answering_a_question_of_a_workflow_one_may_not_answer(
 
 def test_bulk_answers_only_what_one_may_answer(people: dict[str, User], start_run: Any) -> None:
     expense = start_run(EXPENSE, BIG_EXPENSE, people["fin"])
-    review = start_run("document_review", {"title": "Bulk", "topic": "bulk"}, people["olga"])
+    review = start_run("document_review", {"title": "Bulk", "topic": "bulk"})  # not olga's own
     ids = [str(row.pk) for row in pending()]
     response = client_for(people["olga"]).post("/inbox/bulk/", {"decision": "approve", "ids": ids})
     text = response.content.decode()
     assert "Not found." in text
     assert all(row.status == InterruptStatus.PENDING for row in pending(expense))
-    assert not pending(review)  # olga may answer document reviews: hers went through
+    assert not pending(review)  # olga may answer document reviews: this one went through
 
 
 def test_starting_needs_the_rule(people: dict[str, User]) -> None:

@@ -12,11 +12,11 @@ import pytest
 from django.contrib.auth.models import Group, Permission, User
 
 from tests.wfapp.flows import PATHS
-from wfapp import runtime
 from wfapp.demos.expense_approval_people import GROUPS as DEMO_GROUPS
-from wfapp.runtime import Runtime
-from wfapp.store import close_connections
-from wfapp.worker.config import workers_mode
+from wfapp.runs import runtime
+from wfapp.runs.mode import workers_mode
+from wfapp.runs.runtime import Runtime
+from wfapp.store.events import close_connections
 from wfapp.worker.process import running_worker
 
 OPERATOR_PERMISSIONS = ["answer_interrupt", "start_run", "cancel_run", "retry_run"]

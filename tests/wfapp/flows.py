@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from engine import START, JoinNode, RequestInput, Workflow, node
+from engine import START, Context, Event, JoinNode, RequestInput, Workflow, node
 
 PATHS = {name: f"tests.wfapp.flows:{name}" for name in ("approval", "blocking", "rendezvous", "flaky")}
 
@@ -157,3 +157,55 @@ two_asks = Workflow(
     ],
 )
 PATHS["two_asks"] = "tests.wfapp.flows:two_asks"
+
+
+# -- payments: one interrupt id asked again for each payment (#1 of 10, then #2 of 99,999) ---------
+
+AMOUNTS = (10, 99_999)
+
+
+def next_payment(ctx: Context, node_input: Any):  # type: ignore[no-untyped-def]
+    number = int(ctx.state.get("paid", 0)) + 1
+    yield Event(output={"number": number, "amount": AMOUNTS[number - 1]}, state={"paid": number})
+
+
+@node(rerun_on_resume=False)
+async def ask_payment(node_input: dict[str, Any]):  # type: ignore[no-untyped-def]
+    yield RequestInput(
+        interrupt_id="payment",
+        message=f"Pay payment #{node_input['number']} of {node_input['amount']}?",
+        payload=node_input,
+        response_schema=Decision,
+    )
+
+
+def paid(ctx: Context, node_input: Any) -> Any:
+    ctx.route = "more" if int(ctx.state.get("paid", 0)) < len(AMOUNTS) else "done"
+    return node_input
+
+
+def all_paid(node_input: Any) -> str:
+    return "all paid"
+
+
+payments = Workflow(
+    name="payments",
+    edges=[(START, next_payment, ask_payment, paid, {"more": next_payment, "done": all_paid})],
+)
+PATHS["payments"] = "tests.wfapp.flows:payments"
+
+
+# -- booking: a person approves, then the booking fails (its input is that person's decision) -----
+
+
+@node(rerun_on_resume=False)
+async def approve_booking(node_input: Any):  # type: ignore[no-untyped-def]
+    yield RequestInput(interrupt_id="booking", message="Book it?", response_schema=Decision)
+
+
+def book(node_input: Decision) -> str:
+    raise RuntimeError(f"the booking system is down (approved={node_input.approved})")
+
+
+booking = Workflow(name="booking", edges=[(START, approve_booking, book)])
+PATHS["booking"] = "tests.wfapp.flows:booking"

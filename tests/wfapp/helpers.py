@@ -17,8 +17,9 @@ def embedded_only(reason: str) -> pytest.MarkDecorator:
     return pytest.mark.skipif(settings.WFAPP_RUNTIME == "workers", reason=f"embedded mode only: {reason}")
 
 
-async def settled(session_id: str, *statuses: str, timeout: float = 15.0) -> Session:
-    """Wait until the run has one of ``statuses`` and no worker holds it; return it."""
+async def settled(session_id: str, *statuses: str, timeout: float = 30.0) -> Session:
+    """Wait until the run has one of ``statuses`` and no worker holds it; return it. (15 s ran out
+    once in a full parallel suite, its status read queued on the thread Django's sync code shares.)"""
     wanted = set(statuses or ("waiting", "completed", "failed", "cancelled"))
     async with asyncio.timeout(timeout):
         while True:

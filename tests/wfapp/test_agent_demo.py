@@ -5,17 +5,17 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 
 from tests.wfapp.helpers import settled
-from wfapp import services
 from wfapp.models import Event, Interrupt
-from wfapp.runtime import Runtime
+from wfapp.runs import answering, starting
+from wfapp.runs.runtime import Runtime
 
 TICKET = {"customer": "Ada", "order_id": "A100", "message": "My kettle arrived broken."}
 
 
 async def test_the_agent_waits_for_approval_and_finishes_after_it(
-    engine_runtime: Runtime, alice: User
+    engine_runtime: Runtime, alice: User, bob: User
 ) -> None:
-    session_id = await services.start_run("support_triage", TICKET, user=alice)
+    session_id = await starting.start_run("support_triage", TICKET, user=bob)  # alice approves: not her run
     await settled(session_id, "waiting")
     row = await Interrupt.objects.aget(session_id=session_id, status="pending")
     assert row.payload["tool"] == "issue_refund"
@@ -24,7 +24,7 @@ async def test_the_agent_waits_for_approval_and_finishes_after_it(
         session_id=session_id, kind="completed", node_path__contains="/model@"
     ).acount()
 
-    await services.answer_interrupt(session_id, row.interrupt_id, {"approved": True}, user=alice)
+    await answering.answer_interrupt(session_id, row.interrupt_id, {"approved": True}, user=alice)
     session = await settled(session_id, "completed")
 
     assert session.output == {
@@ -45,5 +45,5 @@ async def test_a_bad_ticket_is_refused_before_anything_runs(engine_runtime: Runt
     from wfapp.errors import InputValidationError
 
     with pytest.raises(InputValidationError) as refused:
-        await services.start_run("support_triage", {"customer": "Ada", "order_id": "", "message": "hi"})
+        await starting.start_run("support_triage", {"customer": "Ada", "order_id": "", "message": "hi"})
     assert "order_id" in refused.value.field_errors

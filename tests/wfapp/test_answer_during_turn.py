@@ -9,20 +9,20 @@ from django.contrib.auth.models import User
 
 from tests.wfapp import flows
 from tests.wfapp.helpers import settled
-from wfapp import services
 from wfapp.models import Event
-from wfapp.runtime import Runtime
+from wfapp.runs import answering, starting
+from wfapp.runs.runtime import Runtime
 
 EXPENSE = {"employee": "ann", "amount": 5000, "category": "travel", "description": "conference"}
 
 
 async def test_two_answers_in_quick_succession(engine_runtime: Runtime, alice: User, bob: User) -> None:
-    session_id = await services.start_run("expense_approval", EXPENSE)
+    session_id = await starting.start_run("expense_approval", EXPENSE)
     await settled(session_id, "waiting")
-    await services.answer_interrupt(
+    await answering.answer_interrupt(
         session_id, "manager-approval", {"approved": True, "comment": "m"}, user=alice
     )
-    await services.answer_interrupt(
+    await answering.answer_interrupt(
         session_id, "finance-approval", {"approved": True, "comment": "f"}, user=bob
     )
     session = await settled(session_id, "completed", "failed")
@@ -40,13 +40,13 @@ async def test_two_answers_in_quick_succession(engine_runtime: Runtime, alice: U
 async def test_an_answer_while_another_branch_runs(
     engine_runtime: Runtime, alice: User, test_dir: Path
 ) -> None:
-    session_id = await services.start_run("two_asks", None)
+    session_id = await starting.start_run("two_asks", None)
     await settled(session_id, "waiting")
-    await services.answer_interrupt(session_id, "a", {"approved": True}, user=alice)
+    await answering.answer_interrupt(session_id, "a", {"approved": True}, user=alice)
     async with asyncio.timeout(10):
         while not (test_dir / "slow_a.started").exists():
             await asyncio.sleep(0.01)
-    await services.answer_interrupt(session_id, "b", {"approved": True}, user=alice)
+    await answering.answer_interrupt(session_id, "b", {"approved": True}, user=alice)
     session = await settled(session_id, "completed", "failed")
     assert session.status == "completed", session.error
     assert flows.count("two_asks.after_b") == 1

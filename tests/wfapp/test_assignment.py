@@ -20,11 +20,12 @@ from django.core.management.base import CommandError
 from engine.errors import InterruptClaimedError
 from tests.wfapp.helpers import settled, subprocess_env
 from tests.wfapp.human_flows import PATHS
-from wfapp import claims, services
 from wfapp.errors import InputValidationError, NotAssignedError, NotPermitted, QuestionClosedError
+from wfapp.human import claims
 from wfapp.models import AnswerAttempt, AttemptOutcome, Event, Interrupt, InterruptStatus
-from wfapp.reports import run_report
-from wfapp.runtime import Runtime
+from wfapp.runs import answering, starting
+from wfapp.runs.reports import run_report
+from wfapp.runs.runtime import Runtime
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -47,7 +48,7 @@ def person(name: str, *groups: str, admin: bool = False) -> User:
 
 
 async def waiting_run(workflow: str, node_input: Any, user: Any = None) -> str:
-    session_id, _ = await services.create_run(workflow, node_input, user=user, advance=True)
+    session_id, _ = await starting.create_run(workflow, node_input, user=user, advance=True)
     await settled(session_id, "waiting", "failed")
     return session_id
 
@@ -87,12 +88,12 @@ async def test_only_assignees_answer_and_a_refusal_is_audited(
     with pytest.raises(
         NotAssignedError, match="carl may not answer: this question is assigned to ann, group:finance"
     ):
-        await services.answer_interrupt(session_id, "decide", {"approved": True}, user=carl)
+        await answering.answer_interrupt(session_id, "decide", {"approved": True}, user=carl)
     attempt = await AnswerAttempt.objects.filter(session_id=session_id).alatest("pk")
     assert (attempt.actor, attempt.outcome) == ("carl", AttemptOutcome.FORBIDDEN)
     assert (await row(session_id)).status == InterruptStatus.PENDING
     # bob answers through group:finance
-    await services.answer_interrupt(session_id, "decide", {"approved": True}, user=bob)
+    await answering.answer_interrupt(session_id, "decide", {"approved": True}, user=bob)
     assert (await settled(session_id, "completed")).output == {"approved": True}
     assert ann.username == "ann"
 
@@ -113,12 +114,12 @@ async def test_two_claims_one_wins_and_the_holder_alone_answers(
     other = bob if holder == "ann" else ann
     assert holder in ("ann", "bob") and await decisions(session_id) == [("claim", holder)]
     with pytest.raises(NotAssignedError, match=f"claimed by {holder}"):
-        await services.answer_interrupt(session_id, "decide", {"approved": False}, user=other)
+        await answering.answer_interrupt(session_id, "decide", {"approved": False}, user=other)
     with pytest.raises(InterruptClaimedError):
         await claims.unclaim_interrupt(session_id, "decide", user=other)
     await claims.unclaim_interrupt(session_id, "decide", user=ann if holder == "ann" else bob)
     assert (await row(session_id)).claimed_by == ""
-    await services.answer_interrupt(session_id, "decide", {"approved": False}, user=other)
+    await answering.answer_interrupt(session_id, "decide", {"approved": False}, user=other)
     assert (await settled(session_id, "completed")).output["approved"] is False
     for late in (claims.claim_interrupt, claims.unclaim_interrupt):  # closed: one error for all callers
         with pytest.raises(QuestionClosedError, match=r"'decide' of run .* is no longer pending"):
@@ -142,8 +143,8 @@ async def test_an_admin_reassigns_and_bad_names_change_nothing(
     question = await row(session_id)
     assert (question.assignees, question.claimed_by) == ("|dave|", "dave")
     with pytest.raises(NotAssignedError):
-        await services.answer_interrupt(session_id, "decide", {"approved": True}, user=ann)
-    await services.answer_interrupt(session_id, "decide", {"approved": True}, user=dave)
+        await answering.answer_interrupt(session_id, "decide", {"approved": True}, user=ann)
+    await answering.answer_interrupt(session_id, "decide", {"approved": True}, user=dave)
     await settled(session_id, "completed")
     assert await decisions(session_id) == [("claim", "ann"), ("reassign", "root")]
 
@@ -156,14 +157,14 @@ async def test_a_quorum_collects_distinct_approvals_and_keeps_the_requester_out(
         "quorum", {"assignees": ["group:finance"], "approvals_required": 2}, user=finn
     )
     with pytest.raises(NotAssignedError, match="finn started this run and may not approve it"):
-        await services.answer_interrupt(session_id, "decide", {"approved": True}, user=finn)
-    await services.answer_interrupt(session_id, "decide", {"approved": True, "comment": "fine"}, user=fred)
+        await answering.answer_interrupt(session_id, "decide", {"approved": True}, user=finn)
+    await answering.answer_interrupt(session_id, "decide", {"approved": True, "comment": "fine"}, user=fred)
     question = await row(session_id)
     assert question.status == InterruptStatus.PENDING
     assert question.approvals == [{"actor": "fred", "answer": {"approved": True, "comment": "fine"}}]
     with pytest.raises(NotAssignedError, match="fred has already approved"):
-        await services.answer_interrupt(session_id, "decide", {"approved": True}, user=fred)
-    await services.answer_interrupt(session_id, "decide", {"approved": True}, user=fiona)
+        await answering.answer_interrupt(session_id, "decide", {"approved": True}, user=fred)
+    await answering.answer_interrupt(session_id, "decide", {"approved": True}, user=fiona)
     done = await settled(session_id, "completed")
     assert [given["actor"] for given in done.output] == ["fred", "fiona"]
     answered = await row(session_id)
@@ -173,7 +174,7 @@ async def test_a_quorum_collects_distinct_approvals_and_keeps_the_requester_out(
 def _fire_in_subprocess(go: Path) -> subprocess.Popen[str]:
     script = (
         "import asyncio, os, time, django; django.setup()\n"
-        "from wfapp import timers\n"
+        "from wfapp.runs import timers\n"
         f"while not os.path.exists({str(go)!r}): time.sleep(0.01)\n"
         "print(asyncio.run(timers.fire_due()))\n"
     )
@@ -249,7 +250,10 @@ def test_the_cli_answer_obeys_assignees_and_the_quorum(queue_worker: None, alice
     with pytest.raises(CommandError, match="fred has already approved"):
         _wf("answer", run, "finance-approval", "--answer", yes, "--user", "fred")
     _wf("answer", run, "finance-approval", "--answer", yes, "--user", "fiona")
-    done = json.loads(_wf("answer", run, "manager-approval", "--answer", yes, "--user", "alice"))
+    with pytest.raises(CommandError, match="alice started this run and may not approve it"):
+        _wf("answer", run, "manager-approval", "--answer", yes, "--user", "alice")  # four-eyes, by default
+    person("mona", "managers")
+    done = json.loads(_wf("answer", run, "manager-approval", "--answer", yes, "--user", "mona"))
     assert done["status"] == "completed" and done["output"]["approved"] is True
     assert done["output"]["comments"] == ["manager: ok", "finance: ok", "finance: ok"]
 

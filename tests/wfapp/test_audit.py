@@ -16,9 +16,9 @@ from engine.errors import InterruptAlreadyAnswered, InvalidAnswerError
 from tests.wfapp.conftest import OPERATOR_PERMISSIONS
 from tests.wfapp.helpers import settled
 from tests.wfapp.test_concurrency import _race
-from wfapp import services
 from wfapp.models import AnswerAttempt, AttemptOutcome, Event
-from wfapp.runtime import Runtime
+from wfapp.runs import answering, interventions, starting
+from wfapp.runs.runtime import Runtime
 
 ANSWERERS = 24
 
@@ -45,12 +45,12 @@ async def test_every_loser_of_a_crowded_race_is_told_who_won_and_when(engine_run
     """Many answer at once while the runtime completes the run: no loser hears "no longer open"."""
     users = await asyncio.to_thread(_operators, ANSWERERS)
     for round_ in range(3):  # each round a fresh run; the runtime finishes it as the answers land
-        session_id = await services.start_run("approval", {"n": round_})
+        session_id = await starting.start_run("approval", {"n": round_})
         await settled(session_id, "waiting")
 
         def answer(user: User, run: str = session_id) -> Callable[[], Any]:
             def give() -> None:  # None for the winner (its turn is the runtime's business)
-                async_to_sync(services.answer_interrupt)(
+                async_to_sync(answering.answer_interrupt)(
                     run, "ok", {"approved": True, "comment": user.username}, user=user
                 )
 
@@ -73,34 +73,34 @@ async def test_a_loser_that_finds_the_run_completed_still_learns_who_won(
     engine_runtime: Runtime, alice: User, bob: User, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The 4 %: bob's answer was checked before alice's commit and read the log after the run ended."""
-    session_id = await services.start_run("approval", {"n": 1})
+    session_id = await starting.start_run("approval", {"n": 1})
     await settled(session_id, "waiting")
 
     class Overtaken(Runner):
-        async def answer(self, session_id: str, answers: Any, actor: str | None = None) -> None:
+        async def answer(self, session_id: str, answers: Any, actor: str | None = None, **pin: Any) -> None:
             if actor == "bob":  # alice answers, and the run completes, while bob's request is in flight
                 await Runner(self.workflow, store=self.store).answer(
                     session_id, {"ok": {"approved": True}}, "alice"
                 )
                 engine_runtime.kick(session_id)
                 await settled(session_id, "completed")
-            await super().answer(session_id, answers, actor)
+            await super().answer(session_id, answers, actor, **pin)
 
-    monkeypatch.setattr(services, "Runner", Overtaken)
+    monkeypatch.setattr(answering, "Runner", Overtaken)
     with pytest.raises(InterruptAlreadyAnswered) as refused:
-        await services.answer_interrupt(session_id, "ok", {"approved": False}, user=bob)
+        await answering.answer_interrupt(session_id, "ok", {"approved": False}, user=bob)
     assert refused.value.answered_by == "alice" and isinstance(refused.value.answered_at, datetime)
     assert await _outcomes(session_id) == [("alice", "accepted"), ("bob", "already_answered")]
 
 
 async def test_refusals_are_audited_with_their_outcome(engine_runtime: Runtime, alice: User) -> None:
-    session_id = await services.start_run("approval", {"n": 1})
+    session_id = await starting.start_run("approval", {"n": 1})
     await settled(session_id, "waiting")
     with pytest.raises(InvalidAnswerError):
-        await services.answer_interrupt(session_id, "ok", {"approved": "perhaps"}, user=alice)
-    await services.cancel_run(session_id)
+        await answering.answer_interrupt(session_id, "ok", {"approved": "perhaps"}, user=alice)
+    await interventions.cancel_run(session_id)
     with pytest.raises(Exception, match="cancelled"):
-        await services.answer_interrupt(session_id, "ok", {"approved": True}, user=alice)
+        await answering.answer_interrupt(session_id, "ok", {"approved": True}, user=alice)
     attempts = [(a.outcome, a.value) async for a in AnswerAttempt.objects.filter(session_id=session_id)]
     assert attempts == [
         (AttemptOutcome.INVALID, {"approved": "perhaps"}),

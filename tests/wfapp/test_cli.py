@@ -44,7 +44,8 @@ def test_list_names_the_demos(transactional_db: None) -> None:
     ]
 
 
-def test_expense_approval_round_trip(alice: User) -> None:
+def test_expense_approval_round_trip(alice: User, bob: User) -> None:
+    """alice files it; bob decides (a requester never approves their own run)."""
     expense = {"employee": "ann", "amount": 2500, "category": "equipment", "description": "laptop"}
     started = wf("start", "expense_approval", "--input", json.dumps(expense), "--user", "alice")
     assert started["status"] == "waiting" and started["created_by"] == "alice"
@@ -57,7 +58,7 @@ def test_expense_approval_round_trip(alice: User) -> None:
         "--answer",
         '{"approved": true, "comment": "ok"}',
         "--user",
-        "alice",
+        "bob",
     )
     assert (halfway["status"], pending(halfway)) == ("waiting", ["finance-approval"])
     done = wf(
@@ -67,7 +68,7 @@ def test_expense_approval_round_trip(alice: User) -> None:
         "--answer",
         '{"approved": false, "comment": "over budget"}',
         "--user",
-        "alice",
+        "bob",
     )
     assert done["status"] == "completed"
     assert done["output"]["approved"] is False
@@ -232,7 +233,7 @@ def test_the_command_line_exits_non_zero_with_a_message(transactional_db: None) 
         env=subprocess_env(),
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=180,
     )
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert "Unknown workflow 'nope'" in done.stderr and done.stdout == "", (done.stdout, done.stderr)
@@ -250,7 +251,7 @@ def test_the_command_line_exits_non_zero_with_a_message(transactional_db: None) 
         env=subprocess_env(),
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=180,
     )
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["status"] == "completed"

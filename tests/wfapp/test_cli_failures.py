@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Permission, User
 from django.core.management.base import CommandError
 
 from tests.wfapp.test_cli import wf
@@ -44,21 +44,22 @@ def test_retry_names_a_failed_node_and_cancel_keeps_a_reason(alice: User) -> Non
     assert status is not None and (status.author, status.data["message"]) == ("alice", "region closed")
 
 
-def test_retry_with_an_edited_input_and_a_reason(alice: User) -> None:
+def test_retry_with_an_edited_input_and_a_reason(alice: User, bob: User) -> None:
+    bob.user_permissions.add(Permission.objects.get(codename="retry_with_edited_input"))
     run = wf("start", "web_stock_take", "--input", json.dumps({"region": "east"}), "--user", "alice")["run"]
     node = "web_stock_take@1/price_stock@1"
     events = Event.objects.filter(session_id=run).count()
     with pytest.raises(CommandError, match="The reason is 2001 characters long"):
         wf("retry", run, "--node", node, "--input", '{"region": "east"}', "--reason", "x" * 2001)
     with pytest.raises(CommandError, match="--input"):
-        wf("retry", run, "--node", node, "--input", "{not json", "--user", "alice")
+        wf("retry", run, "--node", node, "--input", "{not json", "--user", "bob")
     with pytest.raises(CommandError, match="edited input needs the failed node"):
-        wf("retry", run, "--input", '{"region": "east"}', "--user", "alice")
+        wf("retry", run, "--input", '{"region": "east"}', "--user", "bob")
     assert Event.objects.filter(session_id=run).count() == events  # nothing written
 
     done = wf(
         "retry", run, "--node", node, "--input", '{"region": "east", "fixed": true}',
-        "--reason", "price list uploaded", "--user", "alice",
+        "--reason", "price list uploaded", "--user", "bob",
     )  # fmt: skip
     assert done["status"] == "completed"
     retry = Event.objects.get(session_id=run, kind="retry")

@@ -16,13 +16,14 @@ from django.core.management.base import CommandError
 from engine import replay_check
 from tests.wfapp.flows import count
 from tests.wfapp.helpers import settled
-from wfapp import lease, services
-from wfapp.comments import add_comment
 from wfapp.errors import BadRequest, NotPermitted, UnknownRunError
+from wfapp.human.comments import add_comment
 from wfapp.models import Event, Interrupt, Session
 from wfapp.registry import get_workflow
-from wfapp.reports import run_report
-from wfapp.store import DjangoEventStore
+from wfapp.runs import answering, starting
+from wfapp.runs.reports import run_report
+from wfapp.store import lease
+from wfapp.store.events import DjangoEventStore
 from wfapp.web import presenter
 
 
@@ -31,8 +32,10 @@ async def _events(session_id: str) -> list[tuple[str, str]]:
     return await sync_to_async(list)(rows)
 
 
-async def test_a_comment_on_a_waiting_run_changes_nothing(engine_runtime: Any, alice: User) -> None:
-    session_id = await services.start_run("approval", {"n": 1}, user=alice)
+async def test_a_comment_on_a_waiting_run_changes_nothing(
+    engine_runtime: Any, alice: User, bob: User
+) -> None:
+    session_id = await starting.start_run("approval", {"n": 1}, user=bob)  # alice answers: not her own
     await settled(session_id, "waiting")
     question = await Interrupt.objects.aget(session_id=session_id)
     before = await Session.objects.aget(pk=session_id)
@@ -41,7 +44,7 @@ async def test_a_comment_on_a_waiting_run_changes_nothing(engine_runtime: Any, a
     after = await Session.objects.aget(pk=session_id)
     assert after.last_seq == before.last_seq + 2 and after.status == "waiting"
     assert session_id not in await sync_to_async(lease.runs_needing_work)()  # nothing to wake up
-    await services.answer_interrupt(session_id, "ok", {"approved": True}, user=alice)
+    await answering.answer_interrupt(session_id, "ok", {"approved": True}, user=alice)
     await settled(session_id, "completed")
     assert count("approval.finish") == 1
     kinds = [kind for kind, _ in await _events(session_id)]
@@ -54,7 +57,7 @@ async def test_a_comment_on_a_waiting_run_changes_nothing(engine_runtime: Any, a
 
 
 async def test_comments_show_in_the_timeline_and_the_report(engine_runtime: Any, alice: User) -> None:
-    session_id = await services.start_run("approval", {"n": 2}, user=alice)
+    session_id = await starting.start_run("approval", {"n": 2}, user=alice)
     await settled(session_id, "waiting")
     question = await Interrupt.objects.aget(session_id=session_id)
     await add_comment(session_id, "first", user=alice)
@@ -76,7 +79,7 @@ async def test_comments_show_in_the_timeline_and_the_report(engine_runtime: Any,
 async def test_a_comment_while_a_turn_runs_is_folded_in(
     engine_runtime: Any, alice: User, test_dir: Any
 ) -> None:
-    session_id = await services.start_run("blocking", {"n": 3}, user=alice)
+    session_id = await starting.start_run("blocking", {"n": 3}, user=alice)
     for _ in range(200):
         if count("blocking.wait"):
             break
@@ -91,9 +94,9 @@ async def test_a_comment_while_a_turn_runs_is_folded_in(
 
 
 async def test_bad_comments_append_nothing(engine_runtime: Any, alice: User, mallory: User) -> None:
-    session_id = await services.start_run("approval", {"n": 4}, user=alice)
+    session_id = await starting.start_run("approval", {"n": 4}, user=alice)
     await settled(session_id, "waiting")
-    other = await services.start_run("approval", {"n": 5}, user=alice)
+    other = await starting.start_run("approval", {"n": 5}, user=alice)
     await settled(other, "waiting")
     foreign = await Interrupt.objects.aget(session_id=other)
     last = (await Session.objects.aget(pk=session_id)).last_seq
@@ -117,7 +120,7 @@ def test_the_cli_and_the_page_comment(
     async def start() -> str:
         from engine import Runner
 
-        session_id, _ = await services.create_run("approval", {"n": 6}, user=alice)
+        session_id, _ = await starting.create_run("approval", {"n": 6}, user=alice)
         await Runner(get_workflow("approval"), store=DjangoEventStore()).advance(session_id)
         return session_id
 

@@ -15,10 +15,10 @@ from engine.errors import ConcurrencyError, InterruptAlreadyAnswered
 from engine.testing import stamp
 from tests.wfapp import flows
 from tests.wfapp.helpers import settled
-from wfapp import services
 from wfapp.models import AnswerAttempt, Event
-from wfapp.runtime import Runtime
-from wfapp.store import DjangoEventStore
+from wfapp.runs import answering, starting
+from wfapp.runs.runtime import Runtime
+from wfapp.store.events import DjangoEventStore
 
 
 def _race(*calls: Callable[[], Any]) -> list[Any]:
@@ -62,12 +62,12 @@ async def test_two_appenders_in_threads_exactly_one_wins(transactional_db: None)
 async def test_two_concurrent_answers_one_takes_effect(
     engine_runtime: Runtime, alice: User, bob: User
 ) -> None:
-    session_id = await services.start_run("approval", {"n": 1})
+    session_id = await starting.start_run("approval", {"n": 1})
     await settled(session_id, "waiting")
 
     def answer(user: User, approved: bool) -> Callable[[], Any]:
         def give() -> None:  # None for the winner (its turn is the runtime's business)
-            async_to_sync(services.answer_interrupt)(session_id, "ok", {"approved": approved}, user=user)
+            async_to_sync(answering.answer_interrupt)(session_id, "ok", {"approved": approved}, user=user)
 
         return give
 

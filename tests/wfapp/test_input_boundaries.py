@@ -25,11 +25,11 @@ from engine import limits
 from engine.errors import ValueLimitError
 from tests.wfapp.helpers import last_attempt, log_and_inbox, refusals_since, settled
 from tests.wfapp.limit_flows import PATHS, nest
-from wfapp import services
-from wfapp.inputs import apply_limits
 from wfapp.models import Event, RunStatus, Session
-from wfapp.runtime import Runtime
-from wfapp.store import DjangoEventStore
+from wfapp.runs import answering, starting
+from wfapp.runs.inputs import apply_limits
+from wfapp.runs.runtime import Runtime
+from wfapp.store.events import DjangoEventStore
 
 EXPENSE = {"employee": "ann", "amount": 2500, "category": "equipment", "description": "laptop"}
 
@@ -60,7 +60,7 @@ def wf(*args: str) -> Any:
 async def run_here(workflow: str, node_input: Any, user: Any = None) -> tuple[str, Any]:
     """Start a run and execute it in this process until it waits or ends; its id and result."""
     engine = Runtime(sweep=False)
-    session_id, lease = await services.create_run(workflow, node_input, user=user, owner=engine.owner)
+    session_id, lease = await starting.create_run(workflow, node_input, user=user, owner=engine.owner)
     assert lease is not None
     await engine.start()
     try:
@@ -95,7 +95,7 @@ def write_unreadable_answer(session_id: str, depth: int = 250) -> None:
 async def test_a_run_whose_log_cannot_be_read_fails_visibly_once(
     engine_runtime: Runtime, alice: User
 ) -> None:
-    session_id = await services.start_run("approval", {"n": 1}, user=alice)
+    session_id = await starting.start_run("approval", {"n": 1}, user=alice)
     await settled(session_id, "waiting")
     await sync_to_async(write_unreadable_answer)(session_id)
     await engine_runtime.sweep()
@@ -118,7 +118,7 @@ async def test_an_answer_nested_too_deep_writes_nothing(alice: User, transaction
     session_id = await waiting_expense(alice)
     before = await sync_to_async(written)()
     with pytest.raises(ValueLimitError, match="The answer is nested 251 levels deep"):
-        await services.answer_interrupt(session_id, "finance-approval", {"comment": nest(250)}, user=alice)
+        await answering.answer_interrupt(session_id, "finance-approval", {"comment": nest(250)}, user=alice)
     assert await sync_to_async(unchanged)(before)
     assert await sync_to_async(refusals_since)(before[1]) == ["invalid"]  # audited, without the value
 
@@ -134,9 +134,9 @@ async def test_characters_no_database_keeps_are_refused_alike(alice: User, value
     session_id = await waiting_expense(alice)
     before = await sync_to_async(written)()
     with pytest.raises(ValueLimitError, match="at comment"):
-        await services.answer_interrupt(session_id, "finance-approval", value, user=alice)
+        await answering.answer_interrupt(session_id, "finance-approval", value, user=alice)
     with pytest.raises(ValueLimitError, match="The workflow input contains"):
-        await services.create_run(
+        await starting.create_run(
             "expense_approval", {**EXPENSE, "description": value["comment"]}, user=alice
         )
     assert await sync_to_async(unchanged)(before)
@@ -172,7 +172,7 @@ def test_the_depth_setting_is_the_engines_limit(settings: Any, transactional_db:
     with pytest.raises(
         ValueLimitError, match=r"nested 4 levels deep \(at extra.0.0\); the limit is 3 levels"
     ):
-        async_to_sync(services.create_run)("expense_approval", {**EXPENSE, "extra": [[[]]]})
+        async_to_sync(starting.create_run)("expense_approval", {**EXPENSE, "extra": [[[]]]})
     settings.WFAPP_MAX_ANSWER_BYTES = 100
     assert limits.current().max_input_bytes == 100
     with pytest.raises(ImproperlyConfigured, match=r"WFAPP_MAX_JSON_DEPTH.*between 1 and 190"):
@@ -208,7 +208,7 @@ def test_wf_start_with_any_input_reports_or_refuses_writing_nothing(
 ) -> None:
     before = written()
     try:
-        report = wf("start", "expense_approval", "--input", text, "--user", "alice")
+        report = wf("start", "expense_approval", f"--input={text}", "--user", "alice")
     except CommandError as refused:
         assert "Traceback" not in str(refused) and "\x00" not in str(refused)
         assert unchanged(before)
@@ -222,13 +222,14 @@ def test_wf_start_with_any_input_reports_or_refuses_writing_nothing(
 @example(text=NASTY[2])
 @example(text=NASTY[4])
 @example(text=json.dumps({"approved": True, "comment": "\x00"}))
+@example(text="-:")  # an option-like value: with "--answer=", it reaches the command, not argparse
 def test_wf_answer_with_any_answer_refuses_writing_nothing(
     queue_worker: None, alice: User, text: str
 ) -> None:
     session_id = async_to_sync(waiting_expense)(alice)
     before = written()
     try:
-        report = wf("answer", session_id, "finance-approval", "--answer", text, "--user", "alice")
+        report = wf("answer", session_id, "finance-approval", f"--answer={text}", "--user", "alice")
     except CommandError:
         assert unchanged(before)
         assert len(refusals_since(before[1])) == 1  # every refusal on a known question is audited
@@ -260,13 +261,13 @@ def test_wf_with_any_ids_is_a_clear_error(
 
 
 async def test_an_answer_to_a_workflow_no_longer_registered_is_refused_naming_it(
-    settings: Any, alice: User
+    settings: Any, alice: User, bob: User
 ) -> None:
-    session_id = await waiting_expense(alice)
+    session_id = await waiting_expense(alice)  # bob answers: alice, its requester, may not approve it
     before = await sync_to_async(written)()
     settings.WFAPP_WORKFLOWS = [p for p in settings.WFAPP_WORKFLOWS if "expense_approval" not in p]
     with pytest.raises(CommandError, match="belongs to the workflow 'expense_approval', which is no longer"):
         await sync_to_async(wf, thread_sensitive=False)(
-            "answer", session_id, "finance-approval", "--answer", '{"approved": true}', "--user", "alice"
+            "answer", session_id, "finance-approval", "--answer", '{"approved": true}', "--user", "bob"
         )
     assert await sync_to_async(unchanged)(before)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wfapp.inputs import schema_errors
+from wfapp.runs.inputs import schema_errors
 
 SCHEMA = {
     "type": "object",

@@ -10,12 +10,13 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import Group, Permission, User
 from django.core import mail
 from django.core.checks import run_checks
 from django.db import transaction
@@ -23,7 +24,7 @@ from django.utils import timezone
 
 from engine import Event, Runner
 from tests.wfapp.helpers import settled
-from wfapp import claims, services
+from wfapp.human import claims
 from wfapp.models import (
     AnswerLink,
     Delivery,
@@ -37,7 +38,8 @@ from wfapp.models import (
 from wfapp.notify import outbox, sending
 from wfapp.notify.pump import pump
 from wfapp.registry import get_workflow
-from wfapp.store import DjangoEventStore
+from wfapp.runs import starting
+from wfapp.store.events import DjangoEventStore
 
 SECRET = "a test secret"
 
@@ -48,15 +50,23 @@ class Hook:
     def __init__(self) -> None:
         self.replies: list[int] = []
         self.received: list[tuple[dict[str, str], bytes]] = []
+        self.location = ""  # where a 3xx reply points
+        self.on_receive: Any = None  # called with each request's body before it is answered
         hook = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 hook.received.append((dict(self.headers.items()), body))
+                if hook.on_receive is not None:
+                    hook.on_receive(body)
                 status = hook.replies.pop(0) if hook.replies else 200
                 self.send_response(status)
+                if 300 <= status < 400:
+                    self.send_header("Location", hook.location)
                 self.end_headers()
+
+            do_GET = do_POST  # a redirected POST may come back as a GET
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -107,7 +117,7 @@ def _people() -> dict[str, User]:
 
 def _waiting_run(node_input: Any = None) -> str:
     async def go() -> str:
-        session_id, _ = await services.create_run("approval", node_input or {"n": 1})
+        session_id, _ = await starting.create_run("approval", node_input or {"n": 1})
         await Runner(get_workflow("approval"), store=DjangoEventStore()).advance(session_id)
         return session_id
 
@@ -223,7 +233,7 @@ async def test_a_failed_run_notifies_and_the_runtime_sends_it(
     settings.WFAPP_NOTIFY_SECONDS = 0.1
     await engine_runtime.stop()  # restart it so that its notifier takes the short period
     await engine_runtime.start()
-    session_id = await services.start_run("flaky", {"n": 1})
+    session_id = await starting.start_run("flaky", {"n": 1})
     await settled(session_id, "failed")
     for _ in range(150):
         if hook.received:
@@ -315,3 +325,159 @@ async def test_a_decisions_notice_is_in_its_transaction_and_rolls_back_with_it(
     [notice] = [n async for n in Notice.objects.filter(kind="assigned")]
     assert notice.session_id == session_id
     assert [d.target async for d in Delivery.objects.filter(notice=notice)] == ["ann@example.com"]
+
+
+def _mailable(name: str, *groups: str, email: str = "") -> User:
+    from tests.wfapp.test_assignment import person
+
+    user = person(name, *groups)
+    user.email = email or f"{name}@example.com"
+    user.save(update_fields=["email"])
+    return user
+
+
+async def test_a_newline_in_workflow_data_makes_a_one_line_subject_and_the_mail_goes_out(
+    engine_runtime: Any, settings: Any
+) -> None:
+    from tests.wfapp.human_flows import PATHS as HUMAN
+    from tests.wfapp.test_assignment import waiting_run
+
+    settings.WFAPP_WORKFLOWS = [*settings.WFAPP_WORKFLOWS, *HUMAN.values()]
+    await sync_to_async(_mailable)("bea")
+    what = "refund\r\nBcc: all@example.com\u2028\u2029\x0b\x85\u200e tab\there " + "long " * 40
+    await waiting_run("assigned", {"assignees": ["bea"], "what": what})
+    await sync_to_async(pump)()
+    [sent] = mail.outbox
+    assert sent.subject.startswith("[wfapp] Waiting: Decide on refund Bcc: all@example.com tab here long")
+    assert len(sent.subject) <= sending.SUBJECT_LENGTH and sent.subject.endswith("long…")
+    assert sent.to == ["bea@example.com"] and sent.message()["Bcc"] is None
+    delivery = await Delivery.objects.aget(channel="email")
+    assert (delivery.status, delivery.attempts) == ("sent", 1)
+
+
+def test_a_permanent_error_fails_at_once_and_operators_see_it(
+    transactional_db: None, workflows: None, client: Any
+) -> None:
+    from tests.wfapp.test_assignment import person
+
+    _mailable("broken", email="broken\n@example.com")  # imported by hand, never validated
+    _waiting_run()
+    pump()
+    delivery = Delivery.objects.get(target="broken\n@example.com")
+    assert (delivery.status, delivery.attempts) == ("failed", 1)  # not tried again: it would fail again
+    assert "linefeed" in delivery.last_error
+    assert mail.outbox == []
+
+    operator = person("operator")
+    operator.is_staff = True
+    operator.save(update_fields=["is_staff"])
+    operator.user_permissions.add(*Permission.objects.filter(codename="view_delivery"))
+    client.force_login(operator)
+    page = client.get("/runs/").content.decode()
+    assert "1 notification could not be delivered" in page
+    listing = client.get("/admin/wfapp/delivery/?status__exact=failed").content.decode()
+    assert "broken" in listing and "linefeed" in listing
+
+    client.force_login(person("someone"))
+    assert "could not be delivered" not in client.get("/runs/").content.decode()
+
+
+def test_a_webhook_redirect_is_not_followed_and_fails_the_delivery(
+    transactional_db: None, workflows: None, hook: Hook
+) -> None:
+    elsewhere = Hook()
+    try:
+        hook.replies, hook.location = [302], elsewhere.url
+        _waiting_run()
+        pump()
+        sending.send_due()
+        assert elsewhere.received == []  # the signature never went to another host
+        [delivery] = Delivery.objects.filter(channel="webhook")
+        assert (delivery.status, delivery.attempts) == ("failed", 1)
+        assert f"redirects to {elsewhere.url} are not followed" in delivery.last_error
+    finally:
+        elsewhere.close()
+
+
+def test_a_webhook_url_with_its_own_secret_is_signed_with_it(
+    transactional_db: None, workflows: None, hook: Hook, settings: Any
+) -> None:
+    settings.WFAPP_WEBHOOK_SECRETS = {hook.url: "its own secret"}
+    settings.WFAPP_WEBHOOK_SECRET = ""
+    assert not [m for m in run_checks(tags=["wfapp"]) if m.id == "wfapp.E102"]
+    _waiting_run()
+    pump()
+    [(headers, body)] = hook.received
+    expected = sending.sign("its own secret", headers["X-Wfapp-Timestamp"], body)
+    assert headers["X-Wfapp-Signature"] == expected
+    settings.WFAPP_WEBHOOK_URLS = [hook.url, "https://other.example.com/hook"]
+    [problem] = [m for m in run_checks(tags=["wfapp"]) if m.id == "wfapp.E102"]
+    assert "https://other.example.com/hook" in problem.msg and hook.url not in problem.msg
+
+
+def test_a_pass_that_outlasts_a_claim_sends_no_delivery_twice(
+    transactional_db: None, workflows: None, hook: Hook, settings: Any
+) -> None:
+    settings.WFAPP_WEBHOOK_URLS = [f"{hook.url}/{n}" for n in range(3)]
+    _waiting_run()
+    outbox.collect()
+    first: list[int] = []
+
+    def slow_first_send(body: bytes) -> None:
+        # While the first delivery is being sent, another process passes when every claim made
+        # at the start of this pass would have run out.
+        if not first:
+            first.append(json.loads(body)["delivery"])
+            sending.send_due(now=timezone.now() + sending.claim_length() + timedelta(seconds=1))
+
+    hook.on_receive = slow_first_send
+    sending.send_due()
+    sent = [json.loads(body)["delivery"] for _, body in hook.received]
+    # The delivery in flight is all a claim covers (its send is bounded by the timeouts);
+    # the others are claimed when their turn comes, so each goes out once.
+    later = [pk for pk in sent if pk != first[0]]
+    assert sorted(later) == sorted(set(later)) and len(set(later)) == 2
+    assert set(Delivery.objects.values_list("status", flat=True)) == {"sent"}
+
+
+async def test_assignees_who_may_not_view_the_workflow_are_not_told(
+    engine_runtime: Any, settings: Any
+) -> None:
+    from tests.wfapp.human_flows import PATHS as HUMAN
+    from tests.wfapp.test_assignment import waiting_run
+
+    settings.WFAPP_WORKFLOWS = [*settings.WFAPP_WORKFLOWS, *HUMAN.values()]
+    await sync_to_async(_mailable)("bea", "buyers")
+    await sync_to_async(_mailable)("cid", "outsiders")
+    buyers = await Group.objects.aget(name="buyers")
+    await WorkflowAccess.objects.acreate(workflow="assigned", group=buyers, may_answer=True)
+    await waiting_run("assigned", {"assignees": ["bea", "cid"]})
+    await sync_to_async(outbox.collect)()
+    targets = [t async for t in Delivery.objects.values_list("target", flat=True)]
+    assert targets == ["bea@example.com"]
+
+
+async def test_stopping_the_notifier_waits_for_the_pass_in_flight(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runtime closes its connections (and a test its database) once the notifier is
+    stopped: a pass still querying in its thread then would hold a transaction open behind it."""
+    from wfapp.notify import pump as pump_module
+
+    settings.WFAPP_NOTIFY_SECONDS = 0
+    started, release, seen = threading.Event(), threading.Event(), []
+
+    def slow_pass() -> int:
+        started.set()
+        release.wait(10)
+        seen.append("pass ended")
+        return 0
+
+    monkeypatch.setattr(pump_module, "pump_and_close", slow_pass)
+    notifier = asyncio.create_task(pump_module.run_forever())
+    assert await asyncio.to_thread(started.wait, 10)
+    notifier.cancel()
+    asyncio.get_running_loop().call_later(0.2, release.set)
+    with pytest.raises(asyncio.CancelledError):
+        await notifier
+    assert seen == ["pass ended"]

@@ -14,10 +14,11 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from tests.wfapp.helpers import settled
-from wfapp import permissions, services
 from wfapp.errors import NotPermitted, WfappError
+from wfapp.human import permissions
 from wfapp.models import AnswerAttempt, Event, Session
-from wfapp.runtime import Runtime
+from wfapp.runs import answering, interventions, starting
+from wfapp.runs.runtime import Runtime
 
 ACTIONS = ("start_run", "cancel_run", "retry_run")
 
@@ -78,48 +79,48 @@ def test_anonymous_and_none_may_do_nothing(transactional_db: None) -> None:
 async def test_start_without_the_permission_writes_nothing(engine_runtime: Runtime) -> None:
     vera = await sync_to_async(_with)("vera", "answer_interrupt", "cancel_run", "retry_run")
     with pytest.raises(NotPermitted, match="vera may not start runs of 'approval'"):
-        await services.start_run("approval", {"n": 1}, user=vera)
+        await starting.start_run("approval", {"n": 1}, user=vera)
     assert await Session.objects.acount() == 0
     starter = await sync_to_async(_with)("sam", "start_run")
-    session_id = await services.start_run("approval", {"n": 1}, user=starter)
+    session_id = await starting.start_run("approval", {"n": 1}, user=starter)
     assert (await settled(session_id, "waiting")).created_by_id == starter.pk
-    trusted = await services.start_run("approval", {"n": 2})  # user=None: the system itself
+    trusted = await starting.start_run("approval", {"n": 2})  # user=None: the system itself
     await settled(trusted, "waiting")
 
 
 async def test_cancel_without_the_permission_leaves_the_run_alone(engine_runtime: Runtime) -> None:
-    session_id = await services.start_run("approval", {"n": 1})
+    session_id = await starting.start_run("approval", {"n": 1})
     await settled(session_id, "waiting")
     vera = await sync_to_async(_with)("vera", "answer_interrupt", "start_run", "retry_run")
     events = await Event.objects.filter(session_id=session_id).acount()
     with pytest.raises(NotPermitted, match="vera may not cancel runs"):
-        await services.cancel_run(session_id, user=vera)
+        await interventions.cancel_run(session_id, user=vera)
     assert (await Session.objects.aget(pk=session_id)).status == "waiting"
     assert await Event.objects.filter(session_id=session_id).acount() == events
     canceller = await sync_to_async(_with)("cid", "cancel_run")
-    await services.cancel_run(session_id, user=canceller)
+    await interventions.cancel_run(session_id, user=canceller)
     assert (await settled(session_id, "cancelled")).status == "cancelled"
 
 
 async def test_retry_without_the_permission_is_refused(engine_runtime: Runtime, test_dir) -> None:
-    session_id = await services.start_run("flaky", {"n": 1})
+    session_id = await starting.start_run("flaky", {"n": 1})
     await settled(session_id, "failed")
     vera = await sync_to_async(_with)("vera", "answer_interrupt", "start_run", "cancel_run")
     with pytest.raises(NotPermitted, match="vera may not retry runs"):
-        await services.retry_run(session_id, user=vera)
+        await interventions.retry_run(session_id, user=vera)
     with pytest.raises(NotPermitted):
-        await services.check_retry(session_id, user=vera)
+        await interventions.check_retry(session_id, user=vera)
     assert (await Session.objects.aget(pk=session_id)).status == "failed"
     retrier = await sync_to_async(_with)("rita", "retry_run")
-    await services.check_retry(session_id, user=retrier)  # allowed: no error
+    await interventions.check_retry(session_id, user=retrier)  # allowed: no error
 
 
 async def test_answer_without_the_permission_is_refused(engine_runtime: Runtime) -> None:
-    session_id = await services.start_run("approval", {"n": 1})
+    session_id = await starting.start_run("approval", {"n": 1})
     await settled(session_id, "waiting")
     starter = await sync_to_async(_with)("sam", *ACTIONS)
     with pytest.raises(NotPermitted, match="sam may not answer interrupts"):
-        await services.answer_interrupt(session_id, "ok", {"approved": True}, user=starter)
+        await answering.answer_interrupt(session_id, "ok", {"approved": True}, user=starter)
     assert (await Session.objects.aget(pk=session_id)).status == "waiting"
     assert await Event.objects.filter(session_id=session_id, kind="answer").acount() == 0
     assert [a.outcome async for a in AnswerAttempt.objects.filter(session_id=session_id)] == ["forbidden"]
@@ -176,7 +177,7 @@ def test_the_admin_offers_cancel_and_retry_only_with_their_permissions(
     from asgiref.sync import async_to_sync
     from django.test import Client
 
-    session_id, _ = async_to_sync(services.create_run)("approval", {"n": 1})
+    session_id, _ = async_to_sync(starting.create_run)("approval", {"n": 1})
     staff = _with("stan", "view_session")
     User.objects.filter(pk=staff.pk).update(is_staff=True)
     client = Client()

@@ -29,11 +29,11 @@ from django.test import Client
 
 from engine import Runner
 from tests.wfapp.helpers import subprocess_env
-from wfapp import services
 from wfapp.models import Interrupt, InterruptStatus, Session
 from wfapp.registry import get_workflow
+from wfapp.runs import starting
 from wfapp.settings.environment import database
-from wfapp.store import DjangoEventStore
+from wfapp.store.events import DjangoEventStore
 
 ROOT = Path(__file__).resolve().parents[2]
 POOL = 6
@@ -122,7 +122,9 @@ def server(postgresql: None, workflows: None, test_dir: Path) -> Iterator[tuple[
         yield url, name
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        # A request still waiting for a connection of the (deliberately small) pool holds the
+        # shutdown up to the pool's 30 s timeout: on a loaded machine that went past a 30 s wait.
+        process.wait(timeout=90)
         log.close()
 
 
@@ -150,7 +152,7 @@ def test_connections_stay_within_the_pool_under_concurrent_pages_and_answers(
     url, name = server
     runs = []
     for n in range(CONCURRENT):
-        session_id, _ = async_to_sync(services.create_run)("approval", {"n": n})
+        session_id, _ = async_to_sync(starting.create_run)("approval", {"n": n})
         async_to_sync(Runner(get_workflow("approval"), store=DjangoEventStore()).advance)(session_id)
         runs.append(session_id)
     asks = list(Interrupt.objects.filter(session_id__in=runs, status=InterruptStatus.PENDING))
@@ -203,3 +205,28 @@ async def test_the_notification_job_gives_its_connection_back(postgresql: None) 
         await notify.func(0)
     stats = pool.get_stats()
     assert stats.get("pool_size", 0) - stats.get("pool_available", 0) == before
+
+
+@pytest.mark.parametrize(("pool_size", "warned"), [("5", True), ("9", True), (None, False), ("10", False)])
+def test_check_warns_when_the_pool_leaves_too_few_connections_beside_the_store_threads(
+    pool_size: str | None, warned: bool
+) -> None:
+    """Each of the 4 store threads and asgiref's thread keep a connection for the process's life:
+    a pool barely larger leaves requests and live renders waiting until its timeout fails them."""
+    env = subprocess_env(DATABASE_URL="postgres://postgres@127.0.0.1:5432/unused", WFAPP_STORE_THREADS="4")
+    env.pop("WFAPP_DB_POOL_SIZE", None)
+    if pool_size is not None:
+        env["WFAPP_DB_POOL_SIZE"] = pool_size
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check", "--tag", "wfapp"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    output = done.stdout + done.stderr
+    assert ("wfapp.W010" in output) is warned, output
+    if warned:
+        assert f"holds {int(pool_size or 0) - 1} connections and 5 of them stay" in output
+        assert "Set WFAPP_DB_POOL_SIZE to at least 10" in output

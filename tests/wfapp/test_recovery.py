@@ -18,8 +18,8 @@ from asgiref.sync import async_to_sync
 
 from tests.wfapp import flows
 from tests.wfapp.helpers import embedded_only, subprocess_env
-from wfapp import services
 from wfapp.models import Event, Session
+from wfapp.runs import starting
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,7 +35,7 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _wait(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+def _wait(condition: Callable[[], bool], what: str, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
@@ -70,13 +70,13 @@ def test_the_next_server_finishes_the_run_without_rerunning_completed_nodes(
     servers: Callable[[], subprocess.Popen[bytes]],
     stop: int,
 ) -> None:
-    session_id, _ = async_to_sync(services.create_run)("blocking", {"job": 7})
+    session_id, _ = async_to_sync(starting.create_run)("blocking", {"job": 7})
     first = servers()
     _wait(lambda: flows.count("blocking.wait") == 1, "the first server to block in the middle node")
     assert Session.objects.get(pk=session_id).status == "running"
 
     first.send_signal(stop)
-    first.wait(timeout=20)
+    first.wait(timeout=60)
     assert flows.count("blocking.first") == 1
 
     second = servers()
@@ -98,5 +98,5 @@ def test_the_next_server_finishes_the_run_without_rerunning_completed_nodes(
     assert sum(path.endswith("/last@1") for path in started) == 1
 
     second.send_signal(signal.SIGTERM)
-    assert second.wait(timeout=20) == 0
+    assert second.wait(timeout=60) == 0
     assert Session.objects.get(pk=session_id).lease_owner is None

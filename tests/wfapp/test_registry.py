@@ -11,9 +11,9 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
 from tests.wfapp.helpers import subprocess_env
-from wfapp.checks import check_workflows
 from wfapp.errors import UnknownWorkflowError
 from wfapp.registry import all_workflows, get_workflow
+from wfapp.runs.checks import check_workflows
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN = "tests.wfapp.broken"
@@ -62,7 +62,7 @@ def test_check_refuses_two_workflows_with_one_name(settings: object) -> None:
 def test_manage_py_check_fails_on_a_broken_workflow() -> None:
     env = subprocess_env(WFAPP_EXTRA_WORKFLOWS=f"{BROKEN}.bad_graph:bad_graph")
     done = subprocess.run(
-        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180
     )
     assert done.returncode == 1
     assert f"{BROKEN}.bad_graph:bad_graph" in done.stderr and "rule 2" in done.stderr
@@ -72,6 +72,6 @@ def test_manage_py_check_fails_on_a_broken_workflow() -> None:
         env=subprocess_env(),
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=180,
     )
     assert ok.returncode == 0, ok.stderr

@@ -18,9 +18,9 @@ from django.core.management.base import CommandError, SystemCheckError
 from engine import InMemoryEventStore, Runner, replay_check
 from tests.wfapp.helpers import deploy, subprocess_env
 from tests.wfapp.versioned import PATHS, v1, v1_reordered
-from wfapp.checks import check_open_runs
 from wfapp.models import Session
 from wfapp.registry import get_workflow
+from wfapp.runs.checks import check_open_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDED = Path(__file__).parent / "recorded"
@@ -128,7 +128,7 @@ def test_the_exit_status_gates_a_deploy(waiting_run: str) -> None:
             env=subprocess_env(WFAPP_EXTRA_WORKFLOWS=extra),
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=180,
         )
 
     ok = replay_check_with(PATHS["v1"])

@@ -31,7 +31,7 @@ def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         env={**clean, **env},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=180,  # Django's start-up on a loaded machine
     )
 
 
@@ -78,7 +78,7 @@ def test_database_and_channel_layer_come_from_urls(monkeypatch: pytest.MonkeyPat
     assert sqlite["TEST"]["NAME"].endswith(
         f"-{os.getpid()}.sqlite3"
     )  # a file: locking between connections is real
-    assert channel_layers()["default"]["BACKEND"] == "channels.layers.InMemoryChannelLayer"
+    assert channel_layers()["default"]["BACKEND"] == "wfapp.web.live.layer.InMemoryLayer"
     monkeypatch.setenv("DATABASE_URL", "postgres://u:p@db.internal:5433/wf")
     monkeypatch.setenv("REDIS_URL", "redis://cache:6379/1")
     pg = database(tmp_path / "unused")
@@ -94,6 +94,9 @@ def test_database_and_channel_layer_come_from_urls(monkeypatch: pytest.MonkeyPat
     assert host["address"] == "redis://cache:6379/1"
     # A read outlasts the layer's blocking receive (an idle socket must not time out).
     assert host["socket_timeout"] > RedisChannelLayer.brpop_timeout
+    # The process's sockets share one Redis key: it holds far more than one socket's queue.
+    built = RedisChannelLayer(**layer["CONFIG"])
+    assert built.get_capacity("specific.abc!def") >= 100 * built.get_capacity("wfapp.inbox")
 
 
 def test_sqlite_connection_runs_in_wal_mode(transactional_db: None) -> None:

@@ -53,10 +53,10 @@ def test_ensure_admin_generates_a_password_once(
 def test_admin_cancels_runs_through_the_services(admin_client: Client, workflows: None) -> None:
     from asgiref.sync import async_to_sync
 
-    from wfapp import services
     from wfapp.models import Event, Session
+    from wfapp.runs import starting
 
-    session_id, _ = async_to_sync(services.create_run)("approval", {"n": 1})
+    session_id, _ = async_to_sync(starting.create_run)("approval", {"n": 1})
     assert admin_client.get(f"/admin/wfapp/session/{session_id}/change/").status_code == 200
     response = admin_client.post(
         "/admin/wfapp/session/", {"action": "cancel_runs", "_selected_action": [session_id]}, follow=True

@@ -17,7 +17,7 @@ from tests.wfapp.flows import approval
 from tests.wfapp.helpers import subprocess_env
 from wfapp.models import Event as EventRow
 from wfapp.models import Session
-from wfapp.store import DjangoEventStore
+from wfapp.store.events import DjangoEventStore
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ from engine.events import Answer, Interrupt
 from engine.testing import EventStoreContract, stamp
 from wfapp.models import Interrupt as InboxRow
 from wfapp.models import InterruptStatus
-from wfapp.store import DjangoEventStore
+from wfapp.store.events import DjangoEventStore
 
 
 class TestDjangoEventStore(EventStoreContract):

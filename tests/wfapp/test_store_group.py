@@ -12,9 +12,9 @@ from asgiref.sync import sync_to_async
 from engine import START, FunctionNode, Runner, Workflow
 from engine.errors import ConcurrencyError
 from engine.testing import stamp
-from wfapp import lease as leases
 from wfapp.errors import LeaseLostError
-from wfapp.store import DjangoEventStore, close_connections
+from wfapp.store import lease as leases
+from wfapp.store.events import DjangoEventStore, close_connections
 
 
 def inc(node_input: int) -> int:

@@ -11,10 +11,10 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from engine.testing import stamp
-from wfapp import lease as leases
-from wfapp import store_inline
 from wfapp.errors import LeaseLostError
-from wfapp.store import DjangoEventStore
+from wfapp.store import inline as store_inline
+from wfapp.store import lease as leases
+from wfapp.store.events import DjangoEventStore
 
 pytestmark = pytest.mark.skipif(
     settings.DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3", reason="SQLite's inline path"

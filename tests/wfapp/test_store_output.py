@@ -11,8 +11,8 @@ from engine import START, Runner, Workflow
 from engine.testing import stamp
 from wfapp.models import Event as EventRow
 from wfapp.models import Session
-from wfapp.reports import run_report
-from wfapp.store import DjangoEventStore
+from wfapp.runs.reports import run_report
+from wfapp.store.events import DjangoEventStore
 
 BIG = {"rows": ["r" * 50] * 2_000}
 

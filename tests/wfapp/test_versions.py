@@ -15,12 +15,12 @@ from django.contrib.auth.models import User
 
 from tests.wfapp.helpers import deploy, jobs_done, settled
 from tests.wfapp.versioned import v1, v2
-from wfapp import lease as leases
-from wfapp import services
 from wfapp.errors import VersionNotDeployedError
 from wfapp.models import Event, Session
 from wfapp.registry import all_versions, all_workflows, get_workflow, load_versions
-from wfapp.runtime import Runtime
+from wfapp.runs import answering, interventions, starting
+from wfapp.runs.runtime import Runtime
+from wfapp.store import lease as leases
 
 
 def test_the_newest_is_the_last_listed_and_each_version_stays_reachable(settings: Any) -> None:
@@ -47,7 +47,7 @@ def test_two_entries_with_one_name_and_one_version_are_refused(settings: Any) ->
 
 
 async def start(alice: User) -> Session:
-    run_id = await services.start_run("versioned", "x", user=alice)
+    run_id = await starting.start_run("versioned", "x", user=alice)
     return await settled(run_id, "waiting")
 
 
@@ -61,7 +61,7 @@ async def test_two_versions_side_by_side_each_resume_their_own_runs(
     assert (old.version, new.version) == ("1", "2")
 
     for run in (old, new):
-        await services.answer_interrupt(run.pk, "ok", "yes", user=alice)
+        await answering.answer_interrupt(run.pk, "ok", "yes", user=alice)
 
     assert (await settled(old.pk, "completed")).output == "v1 finished with yes"
     assert (await settled(new.pk, "completed")).output == "v2 finished with yes"
@@ -74,7 +74,7 @@ async def test_a_run_whose_version_is_gone_waits_untouched_until_it_is_back(
     run = await start(alice)
     deploy(settings, "v2")
 
-    await services.answer_interrupt(run.pk, "ok", "yes", user=alice, advance=False)  # recorded
+    await answering.answer_interrupt(run.pk, "ok", "yes", user=alice, advance=False)  # recorded
     worker = Runtime(sweep=False)  # what a kick does, awaited here
     lease = await sync_to_async(leases.claim)(run.pk, worker.owner, worker.ttl)
     assert lease is not None
@@ -105,7 +105,7 @@ async def test_a_log_that_no_longer_replays_fails_at_resume_naming_the_path(
     run = await start(alice)
     deploy(settings, "v1_reordered")  # same version, but it asks before it prepares
 
-    await services.answer_interrupt(run.pk, "ok", "yes", user=alice)
+    await answering.answer_interrupt(run.pk, "ok", "yes", user=alice)
     failed = await settled(run.pk, "failed")
 
     assert failed.error is not None and failed.error["type"] == "ReplayDivergenceError"
@@ -115,5 +115,5 @@ async def test_a_log_that_no_longer_replays_fails_at_resume_naming_the_path(
     assert kinds[-2:] == ["answer", "status"]  # nothing ran: no node started after the answer
 
     deploy(settings, "v1")  # the old code back: a retry takes the recorded answer up
-    await services.retry_run(run.pk, user=alice)
+    await interventions.retry_run(run.pk, user=alice)
     assert (await settled(run.pk, "completed")).output == "v1 finished with yes"

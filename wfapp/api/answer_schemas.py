@@ -7,7 +7,7 @@ in the bodies of the workflow's nodes and of the children they start, whose
 ``response_schema=`` is a name (a pydantic model, a type, a dict) resolved through the
 function's globals and closure or a literal, and whose ``interrupt_id=`` is a literal or an
 f-string of names from the closure (``f"{who}-approval"``); an agent's tools that need approval
-and a chat agent's replies. Anything computed at run time is listed without a schema
+and the replies of a chat or task agent. Anything computed at run time is listed without a schema
 (``schema`` None), and questions asked in code out of sight (a helper called with the context)
 are not listed: a question's own ``response_schema`` always decides.
 """
@@ -89,7 +89,7 @@ def _approval(node: str, tool: BaseTool) -> DeclaredQuestion:
 
 def _agent_questions(agent: LlmAgent) -> list[DeclaredQuestion]:
     asked = [_approval(agent.name, t) for t in map(as_tool, agent.tools) if t.requires_approval]
-    if agent.mode == "chat":
+    if agent.mode in ("chat", "task"):  # its text replies are questions to the user
         asked.append(DeclaredQuestion(agent.name, None, dict(CHAT_REPLY)))
     for sub in agent.sub_agents:
         asked.extend(_agent_questions(sub))

@@ -1,8 +1,11 @@
 """Who is calling: a personal API token (``Authorization: Bearer``) or the browser session.
 
 A bearer token that is present but not valid is refused outright (``invalid-token``) rather
-than falling back to the session: a script with a revoked token should hear about it. The
-session is for same-origin use and must send the CSRF token on every state change.
+than falling back to the session: a script with a revoked or expired token should hear about
+it. A read-only token is refused every change (``token-scope``, before anything is read); a
+token limited to some workflows reaches only those (``wfapp.human.permissions`` narrows every
+decision to them). The session is for same-origin use and must send the CSRF token on every
+state change.
 """
 
 from __future__ import annotations
@@ -14,14 +17,16 @@ from django.http import HttpRequest
 from ninja.security import APIKeyCookie, HttpBearer
 from ninja.utils import check_csrf
 
-from . import tokens
-from .problems import Problem
+from wfapp.api import tokens
+from wfapp.api.problems import Problem
+from wfapp.human.permissions import limited_to
 
 _INVALID = Problem(
     "invalid-token",
-    "The API token is unknown, malformed or revoked. Create a new one on the API tokens page.",
+    "The API token is unknown, malformed, expired or revoked. Create a new one on the API tokens page.",
     headers={"WWW-Authenticate": 'Bearer realm="wfapp", error="invalid_token"'},
 )
+READS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class TokenAuth(HttpBearer):
@@ -40,6 +45,8 @@ class TokenAuth(HttpBearer):
         user = tokens.user_for(token)
         if user is None:
             raise _INVALID
+        if user.api_read_only and request.method not in READS:
+            raise Problem("token-scope", "This API token is read-only: create another one to make changes.")
         request.user = user
         return user
 
@@ -68,6 +75,12 @@ class SessionAuth(APIKeyCookie):
 def caller(request: HttpRequest) -> Any:
     """The authenticated user of an API request."""
     return request.auth  # type: ignore[attr-defined]
+
+
+def reaches(request: HttpRequest, workflow: str) -> bool:
+    """Whether the caller's token (if limited to some workflows) reaches ``workflow``."""
+    limit = limited_to(caller(request))
+    return limit is None or workflow in limit
 
 
 AUTH = [TokenAuth(), SessionAuth()]

@@ -1,4 +1,4 @@
-"""Comments on a run and on its questions (``wfapp.comments``): list them, add one.
+"""Comments on a run and on its questions (``wfapp.human.comments``): list them, add one.
 
 A comment is a ``comment`` event of the run, so it is also in ``runs/{id}/events`` and the
 run's stream. Who may read them: whoever may view the run (``interrupts/{id}/comments``: whoever
@@ -17,15 +17,14 @@ from ninja.responses import Status
 from pydantic import Field
 
 from engine.errors import ValueLimitError
-from wfapp import comments
+from wfapp.api import reads
+from wfapp.api.auth import caller
+from wfapp.api.handlers import refused_value
+from wfapp.api.problems import Problem
+from wfapp.api.responses import document, problems
+from wfapp.api.schemas import Comment, CommentBody, CommentList, QuestionCommentBody, comment
+from wfapp.human import comments
 from wfapp.web import queries
-
-from . import reads
-from .auth import caller
-from .handlers import refused_value
-from .problems import Problem
-from .responses import document, problems
-from .schemas import Comment, CommentBody, CommentList, QuestionCommentBody, comment
 
 runs_router = Router(tags=["comments"])
 interrupts_router = Router(tags=["comments"])

@@ -1,7 +1,7 @@
 """Map every exception an API view can meet to its problem document.
 
-The services' caller errors (``ValueError`` subclasses that changed nothing) become 4xx
-problems here, once, so the routers only call services and return what they read.
+The actions' caller errors (``ValueError`` subclasses that changed nothing) become 4xx
+problems here, once, so the routers only call actions and return what they read.
 """
 
 from __future__ import annotations
@@ -27,7 +27,10 @@ from engine.errors import (
     UnknownSessionError,
     ValueLimitError,
 )
+from wfapp.api.problems import Problem, field_errors, invalid, iso
+from wfapp.api.requests import too_large
 from wfapp.errors import (
+    ClaimHeldError,
     CommentError,
     InputValidationError,
     MalformedJSONError,
@@ -40,9 +43,6 @@ from wfapp.errors import (
     UnknownRunError,
     UnknownWorkflowError,
 )
-
-from .problems import Problem, field_errors, invalid, iso
-from .requests import too_large
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +113,9 @@ def problem_for(exc: Exception) -> Problem | None:
             )
         case InterruptClaimedError():
             return Problem("claimed", str(exc), claimed_by=exc.holder)
+        case ClaimHeldError():
+            detail = f"{exc} Send override_claim: true to answer over the claim."
+            return Problem("claimed", detail, claimed_by=exc.holder)
         case DecisionError() | QuestionClosedError():
             return Problem("decision-refused", str(exc))
         case RunStateError() | SessionStateError():

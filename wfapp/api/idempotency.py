@@ -5,7 +5,7 @@ concurrent requests exactly one does the work; the other waits for that result a
 Only successes are kept: after a refusal the key is free again, so a corrected retry works.
 A key sent again with a different request is refused (``idempotency-key-reused``).
 Records are kept ``WFAPP_IDEMPOTENCY_HOURS`` (24): the runtime's maintenance (embedded) and the
-scaled mode's sweep call ``purge_expired``; a key sent again after that starts afresh.
+scaled mode's sweep call ``wfapp.store.idempotency.purge_expired``; a key sent again after that starts afresh.
 """
 
 from __future__ import annotations
@@ -15,22 +15,18 @@ import hashlib
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
-from django.utils import timezone
 
-from .models import IdempotencyRecord
-from .problems import Problem
+from wfapp.api.problems import Problem
+from wfapp.models import IdempotencyRecord
 
 HEADER = "Idempotency-Key"
 KEY_LIMIT = 200
 WAIT_FOR_FIRST = 10.0  # seconds a retry waits for the first request with its key to finish
-PURGE_BATCH = 1000  # records one purge looks at: a range of the primary key, read from its index
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,20 +137,3 @@ PARAMETER = {
     "description": "Any unique string (a UUID): a retry with the same key returns the first result.",
     "schema": {"type": "string", "minLength": 1, "maxLength": KEY_LIMIT},
 }
-
-
-def purge_expired() -> int:
-    """Delete the records older than ``WFAPP_IDEMPOTENCY_HOURS``; return how many went.
-
-    Records are created in primary-key order, so the expired ones are the oldest keys: one
-    purge deletes the expired among the ``PURGE_BATCH`` oldest (an index range, no table scan)
-    and costs one index lookup when nothing is due. Called every sweep, it keeps up with far
-    more keys than an API takes. A reservation left by a request that died is purged too.
-    """
-    cutoff = timezone.now() - timedelta(hours=float(settings.WFAPP_IDEMPOTENCY_HOURS))
-    oldest = IdempotencyRecord.objects.order_by("pk").values_list("pk", "created_at").first()
-    if oldest is None or oldest[1] >= cutoff:
-        return 0
-    window = IdempotencyRecord.objects.filter(pk__lt=oldest[0] + PURGE_BATCH, created_at__lt=cutoff)
-    deleted, _ = window.delete()
-    return deleted

@@ -22,6 +22,10 @@ last change and the ``ready`` frame carry the plain snapshot. A resume from ``BA
 sends the rest of that look (entries committed in ``S``, not covered by ``BASE``, id above
 ``ID``), then everything after ``S``.
 
+A look reads at most ``PAGE`` entries at a time: after a full page the stream stands at that
+page's last entry (``Batch.end``) and reads the next page from there, so ``after=0`` on a large
+log reads it page by page instead of loading every entry id at once.
+
 On SQLite writers take turns (one write transaction at a time), so ids follow the commit order
 and a position is an entry id: it covers every id up to it. A plain id is accepted on
 PostgreSQL too (``after=0``: everything), covering the ids up to it.
@@ -34,14 +38,14 @@ from dataclasses import dataclass
 
 from django.db import connection
 
+from wfapp.api.problems import Problem
 from wfapp.models import Event
-
-from .problems import Problem
 
 NUMBER = "[0-9]{1,19}"
 SNAPSHOT = re.compile(rf"({NUMBER}):({NUMBER}):((?:{NUMBER})(?:,{NUMBER})*)?")
 TOKEN = r"^[0-9:,~]+$"  # what a position is made of (``after``'s pattern)
 LIMIT = 2**63  # ids and transaction ids PostgreSQL can compare with
+PAGE = 1000  # entries one read takes at most
 MAX_TOKEN = 200_000  # characters: a snapshot lists the transactions in flight, rarely more than a few
 
 
@@ -151,7 +155,8 @@ def _entries(where: list[tuple[str, list[int | str]]]) -> list[Entry]:
     params = [p for _, ps in where for p in ps]
     table = Event._meta.db_table
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT id, session_id, seq FROM {table} WHERE {clauses} ORDER BY id", params)
+        sql = f"SELECT id, session_id, seq FROM {table} WHERE {clauses} ORDER BY id LIMIT {PAGE}"
+        cursor.execute(sql, params)
         return [(int(pk), str(run), int(seq)) for pk, run, seq in cursor.fetchall()]
 
 
@@ -165,6 +170,16 @@ class Batch:
     base: Plain
     then: Plain
 
+    @property
+    def full(self) -> bool:
+        """A whole page: more entries may follow it (read them from ``end``)."""
+        return len(self.entries) == PAGE
+
+    @property
+    def end(self) -> Position:
+        """Where the stream stands once this batch's changes are sent."""
+        return self.at(self.entries[-1][0]) if self.full else self.then
+
     def at(self, entry_id: int) -> Position:
         if isinstance(self.base, Upto) and isinstance(self.then, Upto):
             return Upto(entry_id)
@@ -172,12 +187,15 @@ class Batch:
 
 
 def since(position: Position, now: Plain) -> list[Batch]:
-    """The entries ``now`` covers that ``position`` does not, as the batches to send in order."""
+    """The entries ``now`` covers that ``position`` does not, as the batches to send in order;
+    the last one ``full`` when there are more (read them from its ``end``)."""
     batches = []
     if isinstance(position, Partway):  # the rest of the look the client was cut off from
         base, then = position.base, position.then
-        rest = _entries([_beyond(base), _covered(then), ("id > %s", [position.id])])
-        batches.append(Batch(rest, base, then))
+        rest = Batch(_entries([_beyond(base), _covered(then), ("id > %s", [position.id])]), base, then)
+        batches.append(rest)
+        if rest.full:
+            return batches
         position = then
     batches.append(Batch(_entries([_beyond(position)]), position, now))
     return batches

@@ -9,14 +9,15 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Schema
 from pydantic import Field
 
-from wfapp import claims, services
+from engine.errors import AskingChangedError, AskingClosedError
+from wfapp.api import idempotency, live, reads
+from wfapp.api.auth import caller
+from wfapp.api.problems import Problem, invalid
+from wfapp.api.responses import document, problems
+from wfapp.api.schemas import AnswerBody, AnswerResult, Question, QuestionPage, ReassignBody
 from wfapp.errors import InputValidationError, NotAssignedError, NotPermitted, UnknownRunError
-
-from . import idempotency, live, reads
-from .auth import caller
-from .problems import Problem, invalid
-from .responses import document, problems
-from .schemas import AnswerBody, AnswerResult, Question, QuestionPage, ReassignBody
+from wfapp.human import audit, claims
+from wfapp.runs import answering
 
 router = Router(tags=["interrupts"])
 
@@ -55,15 +56,31 @@ async def answer(request: HttpRequest, question_id: int, body: AnswerBody) -> Ht
     waiting for its next question or finished. 202: the answer is recorded and the run advances
     in the background (a worker's job in the scaled mode, or a turn still going after a few
     seconds); follow `runs/{id}/stream`. 409 `already-answered` says who answered first and when.
+
+    The answer is bound to this question (its asking, `request_seq`), never to a later asking of
+    the same `interrupt_id`: 409 `asking-closed` when it was asked again, withdrawn, or shows
+    something else than the `digest` sent (optional; send it to bind the answer to what you showed).
+    409 `claimed`: another user holds the question; someone who may override claims confirms
+    with `override_claim: true`.
     """
     user = caller(request)
-    _, session_id, interrupt_id = await sync_to_async(reads.question_document)(user, question_id)
+    row = await sync_to_async(reads.asking)(user, question_id)
+    session_id = row.session_id
 
     async def act() -> idempotency.Outcome:
         try:
-            turn = await services.answer_interrupt(
-                session_id, interrupt_id, body.answer, user=user, reason=body.reason
+            turn = await answering.answer_interrupt(
+                session_id,
+                row.interrupt_id,
+                body.answer,
+                user=user,
+                reason=body.reason,
+                asking=audit.asking_of(row, body.digest),
+                override_claim=body.override_claim,
             )
+        except (AskingClosedError, AskingChangedError):
+            await row.arefresh_from_db()
+            raise Problem("asking-closed", await sync_to_async(audit.stale_reason)(row)) from None
         except NotAssignedError:
             raise  # visible, but assigned to, claimed by or approved by others: 403 with why
         except (NotPermitted, UnknownRunError):
@@ -77,16 +94,18 @@ async def answer(request: HttpRequest, question_id: int, body: AnswerBody) -> Ht
     return await idempotency.once(request, user, act)
 
 
-# -- claim, release, reassign (the inbox's actions; the services decide who may) -----------------
+# -- claim, release, reassign (the inbox's actions; wfapp.human.claims decides who may) -----------------
 
 
 async def _decide(
     request: HttpRequest, question_id: int, decision: str, users: list[str] | None = None
 ) -> Any:
     user = caller(request)
-    _, session_id, interrupt_id = await sync_to_async(reads.question_document)(user, question_id)
+    row = await sync_to_async(reads.asking)(user, question_id)
     try:
-        await claims.decide_interrupt(session_id, interrupt_id, decision, user=user, users=users)
+        await claims.decide_interrupt(
+            row.session_id, row.interrupt_id, decision, user=user, users=users, request_seq=row.request_seq
+        )
     except UnknownRunError:
         raise Problem("not-found", f"No question {question_id}.") from None
     except InputValidationError as refused:

@@ -1,7 +1,9 @@
 """Listening for doorbells from an HTTP request: the same groups the websockets join.
 
 A doorbell only says *that* something changed; listeners read what changed from the
-database, and also look again every ``IDLE`` seconds, so a lost doorbell only delays them.
+database, and also look again whenever a wait times out (the streams wait at most
+``WFAPP_LIVE_RECHECK_SECONDS``, when they check their access too), so a lost doorbell only
+delays them.
 """
 
 from __future__ import annotations
@@ -13,9 +15,8 @@ from typing import Any
 
 from channels.layers import get_channel_layer
 
-from wfapp.runtime import Turn
+from wfapp.runs.runtime import Turn
 
-IDLE = 15.0  # seconds between looks (and SSE keep-alive comments) when no doorbell rings
 SETTLE_WAIT = 5.0  # how long an answer waits for this process's turn before answering 202
 
 
@@ -26,7 +27,7 @@ class Doorbells:
         self.layer = layer
         self.channel = channel
 
-    async def wait(self, timeout: float = IDLE) -> dict[str, Any] | None:
+    async def wait(self, timeout: float) -> dict[str, Any] | None:
         """The next doorbell (``session_id``, ``seq``), or None when ``timeout`` passed first."""
         if self.layer is None or self.channel is None:
             await asyncio.sleep(min(timeout, 1.0))  # no channel layer: look again soon

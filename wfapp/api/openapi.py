@@ -19,11 +19,10 @@ from typing import Any
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 
+from wfapp.api.answer_schemas import declared_questions
+from wfapp.api.auth import TokenAuth
+from wfapp.api.problems import MEDIA_TYPE, Problem
 from wfapp.registry import all_workflows
-
-from .answer_schemas import declared_questions
-from .auth import TokenAuth
-from .problems import MEDIA_TYPE, Problem
 
 START_PATH = "/api/v1/workflows/{name}/runs"
 ANSWER_PATH = "/api/v1/interrupts/{question_id}/answer"
@@ -63,7 +62,7 @@ def _workflow_inputs(schema: dict[str, Any]) -> None:
         return
     for name, workflow in all_workflows().items():
         component = _component_name("WorkflowInput", name)
-        input_schema = workflow.input_schema or {}
+        input_schema = workflow.input_json_schema or {}
         components[component] = _hoist(input_schema, name, components) if input_schema else {}
         operation = copy.deepcopy(generic)
         operation["operationId"] = _component_name("start", name)

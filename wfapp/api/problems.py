@@ -50,6 +50,12 @@ _TYPES = [
         "A browser session changing something must send the `X-CSRFToken` header (the `csrftoken` cookie).",
     ),
     ProblemType("forbidden", 403, "Not permitted", "Your account lacks the permission this action needs."),
+    ProblemType(
+        "token-scope",
+        403,
+        "Outside the token's scope",
+        "The API token is read-only (or limited to other workflows): it may not do this.",
+    ),
     ProblemType("not-found", 404, "Not found", "No such resource, or not one you may see."),
     ProblemType(
         "method-not-allowed", 405, "Method not allowed", "This resource does not accept that HTTP method."
@@ -59,6 +65,14 @@ _TYPES = [
         409,
         "Already answered",
         "Someone answered this question first; `answered_by` and `answered_at` say who and when.",
+    ),
+    ProblemType(
+        "asking-closed",
+        409,
+        "No longer the question asked",
+        "The question you answered no longer waits for an answer: it was asked again (a newer "
+        "question, `superseded_by`), withdrawn, or it shows something else than the `digest` you sent. "
+        "Nothing was recorded; read the question again.",
     ),
     ProblemType(
         "run-state", 409, "Not possible in the run's state", "The run's status does not allow this action."
@@ -101,6 +115,12 @@ _TYPES = [
         422,
         "Idempotency key reused",
         "This `Idempotency-Key` was already used with a different request.",
+    ),
+    ProblemType(
+        "too-many-streams",
+        429,
+        "Too many streams",
+        "You hold as many open streams as one user may (`WFAPP_MAX_STREAMS_PER_USER`): close one first.",
     ),
     ProblemType("internal", 500, "Internal error", "Something failed on our side; nothing was changed."),
 ]
@@ -164,7 +184,7 @@ class Problem(Exception):
 
 
 def field_errors(errors: Mapping[str, Iterable[str]], prefix: str) -> list[dict[str, str]]:
-    """``{field: [messages]}`` (the services' shape) as the problem's ``errors`` list."""
+    """``{field: [messages]}`` (the actions' shape) as the problem's ``errors`` list."""
     items: list[dict[str, str]] = []
     for field, messages in errors.items():
         name = f"{prefix}.{field}" if field else prefix

@@ -8,11 +8,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from wfapp.api import schemas
+from wfapp.api.problems import Problem
+from wfapp.human.permissions import can_retry
+from wfapp.models import Interrupt
+from wfapp.runs.failures import edited_inputs
 from wfapp.web import presenter, queries, run_search
 from wfapp.web.run_search import BadSearch
-
-from . import schemas
-from .problems import Problem
 
 EVENTS_PAGE = queries.LIVE_BATCH
 
@@ -22,7 +24,7 @@ def run_document(user: Any, session_id: str) -> dict[str, Any]:
     if session is None:
         raise Problem("not-found", f"No run {session_id!r}.")
     pending = queries.pending_for_run(user, session.pk, session.last_seq)
-    return schemas.run(session, pending, presenter.cancelled_by(session))
+    return schemas.run(session, pending, presenter.cancelled_by(session), edited_inputs(session.pk))
 
 
 def _cursor(cursor: str | None, id_type: type) -> str | None:
@@ -59,8 +61,9 @@ def events_page(user: Any, session_id: str, after: int, limit: int) -> dict[str,
         raise Problem("not-found", f"No run {session_id!r}.")
     rows = queries.events_after(session.pk, after, limit)
     full = len(rows) == limit and rows[-1]["seq"] < session.last_seq
+    tracebacks = can_retry(user, session)  # code and data of the failure: for who may act on it
     return {
-        "items": [schemas.event(row) for row in rows],
+        "items": [schemas.event(row, tracebacks=tracebacks) for row in rows],
         "last_seq": session.last_seq,
         "next_after": rows[-1]["seq"] if full else None,
     }
@@ -75,6 +78,14 @@ def questions_page(user: Any, workflow: str, q: str, newest: bool, cursor: str |
         "next_cursor": page.next_cursor,
         "count": page.count or 0,
     }
+
+
+def asking(user: Any, pk: int) -> Interrupt:
+    """The question ``pk`` (404 unless visible): the one asking an answer to it is bound to."""
+    row = queries.visible_interrupt(user, pk)
+    if row is None:
+        raise Problem("not-found", f"No question {pk}.")
+    return row
 
 
 def question_document(user: Any, pk: int) -> tuple[dict[str, Any], str, str]:

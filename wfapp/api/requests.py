@@ -9,7 +9,7 @@ from django.conf import settings
 from django.http import HttpRequest
 from ninja.parser import Parser
 
-from .problems import Problem
+from wfapp.api.problems import Problem
 
 
 def _limit() -> int:

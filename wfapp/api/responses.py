@@ -9,8 +9,8 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
 from ninja import Schema
 
-from .problems import MEDIA_TYPE
-from .schemas import ProblemDocument
+from wfapp.api.problems import MEDIA_TYPE
+from wfapp.api.schemas import ProblemDocument
 
 
 def document(schema: type[Schema], data: dict[str, Any]) -> dict[str, Any]:

@@ -12,13 +12,12 @@ from ninja.responses import Status
 from pydantic import Field
 
 from engine.errors import ValueLimitError
-from wfapp import services
-
-from . import reads
-from .auth import caller
-from .handlers import refused_value
-from .responses import document, problems, with_etag
-from .schemas import CancelBody, EventPage, RetryBody, Run, RunPage
+from wfapp.api import reads
+from wfapp.api.auth import caller
+from wfapp.api.handlers import refused_value
+from wfapp.api.responses import document, problems, with_etag
+from wfapp.api.schemas import CancelBody, EventPage, RetryBody, Run, RunPage
+from wfapp.runs import interventions
 
 router = Router(tags=["runs"])
 DURATION = r"^([0-9]{1,7}[smhd]?)?$"
@@ -88,7 +87,7 @@ async def cancel(request: HttpRequest, run_id: str, body: CancelBody | None = No
     await sync_to_async(reads.run_document)(user, run_id)  # 404 first
     reason = body.reason if body is not None else ""
     try:
-        await services.cancel_run(run_id, user=user, reason=reason)
+        await interventions.cancel_run(run_id, user=user, reason=reason)
     except ValueLimitError as refused:
         raise refused_value(refused, "reason") from None
     return await sync_to_async(reads.run_document)(user, run_id)
@@ -109,7 +108,7 @@ async def retry(request: HttpRequest, run_id: str, body: RetryBody | None = None
     body = body or RetryBody.model_validate({})
     edited = "input" in body.model_fields_set
     try:
-        await services.retry_run(
+        await interventions.retry_run(
             run_id, user=user, node=body.node, node_input=body.input, edited=edited, reason=body.reason
         )
     except ValueLimitError as refused:

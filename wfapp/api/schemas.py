@@ -12,9 +12,11 @@ from ninja import Schema
 from pydantic import ConfigDict, Field, field_validator
 
 from engine.runner import MAX_REASON_CHARS
-from wfapp.comments import MAX_COMMENT, clean_text
+from wfapp.human.comments import MAX_COMMENT, clean_text
 from wfapp.models import Interrupt, Session
-from wfapp.reports import interrupt_report
+from wfapp.run_labels import outcome_of
+from wfapp.runs.failures import EditedInput as EditedInputRow
+from wfapp.runs.reports import interrupt_report
 
 RunStatusName = Literal["running", "waiting", "completed", "failed", "cancelled"]
 QuestionStatus = Literal["pending", "answered", "cancelled", "superseded", "withdrawn"]
@@ -34,6 +36,21 @@ class AnswerBody(_Strict):
         None,
         max_length=5000,
         description="Reject an approve/reject question with this reason (the answer must be the rejection).",
+    )
+    digest: str | None = Field(
+        None,
+        min_length=64,
+        max_length=64,
+        pattern="^[0-9a-f]{64}$",
+        description="The question's `digest` as you showed it to the person answering: refused (409 "
+        "`asking-closed`) when the question shows something else. Optional: the answer is bound to the "
+        "question of the URL (its asking) either way.",
+    )
+    override_claim: bool = Field(
+        False,
+        description="Answer over another user's claim (superusers and holders of "
+        "`wfapp.reassign_interrupt` only): without it such an answer is refused (409 `claimed`, "
+        '"mia holds this: answer anyway?"); the override is recorded as your comment on the question.',
     )
 
 
@@ -122,6 +139,14 @@ class WorkflowList(Schema):
 class Question(Schema):
     id: int = Field(description="The question's id in this API (`interrupts/{id}`).")
     interrupt_id: str = Field(description="The id the workflow asked it under.")
+    request_seq: int = Field(
+        description="Where in the run's log it was asked: a loop may ask the same `interrupt_id` again, "
+        "each asking is its own question with its own `id`."
+    )
+    digest: str = Field(
+        description="A digest of what the question shows (message, payload, schema); send it back with "
+        "the answer so that an answer to anything else is refused. Empty for questions asked before digests."
+    )
     run: str
     workflow: str
     node_path: str
@@ -153,7 +178,15 @@ class QuestionPage(Schema):
 class RunSummary(Schema):
     id: str
     workflow: str
+    summary: str = Field(
+        description='What the run is about, in words, made from its input ("Ana: 2,300.00 travel"); '
+        '"" for runs started before summaries.'
+    )
     status: RunStatusName
+    outcome: str | None = Field(
+        description='How a completed run ended, from its output ("approved", "rejected"); null for '
+        "a run not completed or whose output says nothing more."
+    )
     created_by: str | None
     created_at: datetime
     updated_at: datetime
@@ -165,6 +198,13 @@ class Cancellation(Schema):
     reason: str = Field(description='Why, as given with the cancel ("" when none).')
 
 
+class EditedInput(Schema):
+    seq: int = Field(description="The `retry` event that gave the input.")
+    node: str = Field(description="The node whose input was replaced (its path).")
+    by: str
+    reason: str
+
+
 class Run(RunSummary):
     input: Any
     output: Any
@@ -173,6 +213,13 @@ class Run(RunSummary):
         None, description="Who cancelled the run and why; null unless cancelled."
     )
     pending: list[Question] = Field(description="Its open questions that you may answer.")
+    edited_inputs: list[EditedInput] = Field(
+        description="Retries that replaced a failed node's input, oldest first: what the run did after "
+        "each derives from that input, not only from what it was given and what people answered."
+    )
+    output_from_edited_input: bool = Field(
+        description="The run completed after an edited input: its `output` derives from it."
+    )
 
 
 class RunPage(Schema):
@@ -245,7 +292,9 @@ def run_summary(session: Session) -> dict[str, Any]:
     return {
         "id": session.pk,
         "workflow": session.workflow,
+        "summary": session.summary,
         "status": session.status,
+        "outcome": outcome_of(session.workflow, session.version, session.status, session.output),
         "created_by": session.created_by.get_username() if session.created_by else None,
         "created_at": session.created_at,
         "updated_at": session.updated_at,
@@ -253,7 +302,9 @@ def run_summary(session: Session) -> dict[str, Any]:
     }
 
 
-def run(session: Session, pending: list[Interrupt], cancelled: dict[str, str]) -> dict[str, Any]:
+def run(
+    session: Session, pending: list[Interrupt], cancelled: dict[str, str], edited: list[EditedInputRow]
+) -> dict[str, Any]:
     return {
         **run_summary(session),
         "input": session.input,
@@ -261,15 +312,21 @@ def run(session: Session, pending: list[Interrupt], cancelled: dict[str, str]) -
         "error": session.error,
         "cancelled": cancelled or None,
         "pending": [question(row) for row in pending],
+        "edited_inputs": [{"seq": e.seq, "node": e.node, "by": e.actor, "reason": e.reason} for e in edited],
+        "output_from_edited_input": bool(edited) and session.status == "completed",
     }
 
 
-def event(row: dict[str, Any]) -> dict[str, Any]:
-    return {**row, "timestamp": datetime.fromtimestamp(row["timestamp"], UTC)}
+def event(row: dict[str, Any], *, tracebacks: bool = True) -> dict[str, Any]:
+    """An event as the API shows it; without ``tracebacks``, an error's traceback is left out."""
+    data = row["data"]
+    if not tracebacks and isinstance(data, dict) and isinstance(data.get("error"), dict):
+        data = {**data, "error": {k: v for k, v in data["error"].items() if k != "traceback"}}
+    return {**row, "data": data, "timestamp": datetime.fromtimestamp(row["timestamp"], UTC)}
 
 
 def comment(data: dict[str, Any]) -> dict[str, Any]:
-    """``wfapp.comments.comments``' plain data as the API's ``Comment``."""
+    """``wfapp.human.comments.comments``' plain data as the API's ``Comment``."""
     return {
         "seq": data["seq"],
         "by": data["by"],

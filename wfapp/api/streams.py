@@ -3,15 +3,17 @@ position after the change, see ``inbox_positions``), both resumable with ``Last-
 
 Both are fed by the doorbells the websockets hear and read what the client has not seen
 from the database, so a lost doorbell or a reconnect loses nothing. A stream opened with an
-API token ends when the token is revoked.
+API token ends when the token is revoked. One user holds at most ``WFAPP_MAX_STREAMS_PER_USER``
+streams open at once (``stream_slots``; 429 beyond).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -19,14 +21,16 @@ from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Query, Router, Schema
 from pydantic import Field
 
-from wfapp.doorbell import INBOX_GROUP, NOTE_TYPE, session_group
+from wfapp.api import inbox_changes, inbox_positions, live, reads, schemas, stream_slots, tokens
+from wfapp.api.auth import caller
+from wfapp.api.problems import Problem, iso
+from wfapp.api.responses import problems
+from wfapp.human.permissions import may_answer_some
 from wfapp.models import InterruptStatus, RunStatus
+from wfapp.store.doorbell import INBOX_GROUP, NOTE_TYPE, session_group
+from wfapp.web import queries
+from wfapp.web.live import access
 from wfapp.web.queries import LIVE_BATCH
-
-from . import inbox_changes, inbox_positions, live, reads, schemas, tokens
-from .auth import caller
-from .problems import Problem, iso
-from .responses import problems
 
 runs_router = Router(tags=["streams"])
 inbox_router = Router(tags=["streams"])
@@ -48,16 +52,29 @@ def frame(data: Any, *, event: str | None = None, seq: object = None) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def _streaming(body: AsyncIterator[str]) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(body, content_type="text/event-stream")
+def _streaming(user: Any, body: AsyncGenerator[str]) -> StreamingHttpResponse:
+    """``body`` as an event stream, holding one of ``user``'s stream slots while it runs."""
+    slot = stream_slots.take(user)
+
+    async def held() -> AsyncIterator[str]:
+        try:
+            async for part in body:
+                yield part
+        finally:
+            stream_slots.give_back(user, slot)
+            await body.aclose()  # the stream's own cleanup (its doorbells) now, not when collected
+
+    response = StreamingHttpResponse(held(), content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
     return response
 
 
-async def _revoked(user: Any) -> bool:
+def _guard(request: HttpRequest, user: Any, allowed: access.Allowed) -> access.Guard:
     token_id = getattr(user, "api_token_id", None)
-    return token_id is not None and not await sync_to_async(tokens.still_active)(token_id)
+    if token_id is not None:
+        return access.Guard(user, partial(tokens.current_user, token_id), allowed)
+    return access.Guard(user, access.for_session(user, request.session.session_key), allowed)
 
 
 def _sse_resumed_after(last: str, pattern: str | None = "^[0-9]+$") -> dict[str, Any]:
@@ -75,9 +92,14 @@ def _sse_resumed_after(last: str, pattern: str | None = "^[0-9]+$") -> dict[str,
     }
 
 
-def _revoked_frame() -> str:
-    problem = Problem("invalid-token", "The API token was revoked; the stream ends here.")
-    return frame(problem.document(), event="error")
+def _ended_frame(guard: access.Guard) -> str:
+    if getattr(guard.user, "api_token_id", None) is not None:
+        why = Problem(
+            "invalid-token", "The API token was revoked or expired, or lost this right; the stream ends here."
+        )
+    else:
+        why = Problem("unauthenticated", "The session ended (or lost this right); the stream ends here.")
+    return frame(why.document(), event="error")
 
 
 class StreamQuery(Schema):
@@ -95,7 +117,7 @@ def _resume_from(request: HttpRequest, after: int) -> int:
 
 @runs_router.get(
     "/{run_id}/stream",
-    response={200: None, **problems(400, 401, 404, 422)},
+    response={200: None, **problems(400, 401, 404, 422, 429)},
     summary="Stream a run's events (SSE)",
     openapi_extra=_sse_resumed_after("The seq of the last event received"),
 )
@@ -112,14 +134,19 @@ async def run_stream(request: HttpRequest, run_id: str, query: Query[StreamQuery
     user = caller(request)
     after = _resume_from(request, query.after)
     await sync_to_async(reads.run_document)(user, run_id)  # 404 before the stream starts
-    return _streaming(_run_events(user, run_id, after))
+    guard = _guard(request, user, lambda someone: queries.get_run(someone, run_id) is not None)
+    await guard.opened()
+    return _streaming(user, _run_events(guard, run_id, after))
 
 
-async def _run_events(user: Any, session_id: str, after: int) -> AsyncIterator[str]:
+async def _run_events(guard: access.Guard, session_id: str, after: int) -> AsyncGenerator[str]:
     async with live.doorbells(session_group(session_id)) as bell:
         yield "retry: 2000\n\n"
         while True:
-            rows, status, last_seq = await sync_to_async(reads.stream_batch)(user, session_id, after)
+            if not await guard.check():
+                yield _ended_frame(guard)
+                return
+            rows, status, last_seq = await sync_to_async(reads.stream_batch)(guard.user, session_id, after)
             for row in rows:
                 after = row["seq"]
                 yield frame(row, seq=after)
@@ -128,15 +155,14 @@ async def _run_events(user: Any, session_id: str, after: int) -> AsyncIterator[s
             if status in FINAL and after >= last_seq:
                 yield frame({"run": session_id, "status": status, "last_seq": after}, event="end")
                 return
-            rang = await bell.wait()
+            rang = await bell.wait(access.recheck_seconds())
             while rang is not None and rang.get("type") == NOTE_TYPE:  # text as a model streams it
                 text = _text_frame(rang, session_id)
+                if text and not await guard.check():
+                    break
                 if text:
                     yield text
-                rang = await bell.wait()
-            if await _revoked(user):
-                yield _revoked_frame()
-                return
+                rang = await bell.wait(access.recheck_seconds())
             if rang is None:
                 yield ": keep-alive\n\n"
 
@@ -169,7 +195,7 @@ class InboxQuery(Schema):
 
 @inbox_router.get(
     "/stream",
-    response={200: None, **problems(400, 401, 422)},
+    response={200: None, **problems(400, 401, 422, 429)},
     summary="Stream the inbox's changes (SSE)",
     openapi_extra=_sse_resumed_after("The position of the last change received", pattern=None),
 )
@@ -187,7 +213,9 @@ async def inbox_stream(request: HttpRequest, filters: Query[InboxQuery]) -> Stre
     header = request.headers.get("Last-Event-ID", "").strip()
     text = header or filters.after
     resume = await sync_to_async(inbox_positions.parse)(text) if text else None
-    return _streaming(_inbox_events(caller(request), filters.workflow, filters.q, resume))
+    guard = _guard(request, caller(request), may_answer_some)
+    await guard.opened()
+    return _streaming(guard.user, _inbox_events(guard, filters.workflow, filters.q, resume))
 
 
 START = inbox_positions.Upto(0)
@@ -225,32 +253,43 @@ class _Inbox:
         return rows.order_by("created_at", "id")
 
     def _changes(self, now: inbox_positions.Plain) -> list[str]:
-        frames = []
-        for batch in inbox_positions.since(self.position, now):
-            changes = inbox_changes.after(self.user, self.workflow, self.q, batch.entries)
-            for number, change in enumerate(changes):
-                last = number == len(changes) - 1
-                shared = not last and changes[number + 1].entry == change.entry
-                # Changes made by one entry share its position: only the last of them says it.
-                position = None if shared else (batch.then if last else batch.at(change.entry))
-                frames.append(frame(schemas.question(change.question), event=change.kind, seq=position))
+        frames: list[str] = []
+        more = True
+        while more:  # page by page (``inbox_positions.PAGE`` entries), never the whole log at once
+            batches = inbox_positions.since(self.position, now)
+            for batch in batches:
+                frames.extend(self._frames(batch))
+                self.position = batch.end
+            more = batches[-1].full
         self.position = now
+        return frames
+
+    def _frames(self, batch: inbox_positions.Batch) -> list[str]:
+        frames = []
+        changes = inbox_changes.after(self.user, self.workflow, self.q, batch.entries)
+        for number, change in enumerate(changes):
+            last = number == len(changes) - 1
+            shared = not last and changes[number + 1].entry == change.entry
+            # Changes made by one entry share its position: only the last of them says it.
+            position = None if shared else (batch.end if last else batch.at(change.entry))
+            frames.append(frame(schemas.question(change.question), event=change.kind, seq=position))
         return frames
 
 
 async def _inbox_events(
-    user: Any, workflow: str, q: str, resume: inbox_positions.Position | None
-) -> AsyncIterator[str]:
-    inbox = _Inbox(user, workflow, q)
+    guard: access.Guard, workflow: str, q: str, resume: inbox_positions.Position | None
+) -> AsyncGenerator[str]:
+    inbox = _Inbox(guard.user, workflow, q)
     async with live.doorbells(INBOX_GROUP) as bell:
         yield "retry: 2000\n\n"
         for opening in await sync_to_async(inbox.open)(resume):
             yield opening
         while True:
-            rang = await bell.wait()
-            if await _revoked(user):
-                yield _revoked_frame()
+            rang = await bell.wait(access.recheck_seconds())
+            if not await guard.check():
+                yield _ended_frame(guard)
                 return
+            inbox.user = guard.user
             for change in await sync_to_async(inbox.look)():
                 yield change
             if rang is None:

@@ -15,10 +15,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from django.views.decorators.csrf import csrf_exempt
 
-from . import views_tokens
-from .app import api
-from .problems import Problem
-from .requests import check_size
+from wfapp.api import views_tokens
+from wfapp.api.app import api
+from wfapp.api.problems import Problem
+from wfapp.api.requests import check_size
 
 
 def _refusals(response: HttpResponse) -> HttpResponse:

@@ -8,14 +8,14 @@ from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse
 from ninja import Router
 
-from wfapp import services
+from wfapp.api import idempotency, reads
+from wfapp.api.answer_schemas import declared_questions
+from wfapp.api.auth import caller, reaches
+from wfapp.api.problems import Problem
+from wfapp.api.responses import document, problems
+from wfapp.api.schemas import Run, StartBody, Workflow, WorkflowList
 from wfapp.registry import all_workflows, get_workflow
-
-from . import idempotency, reads
-from .answer_schemas import declared_questions
-from .auth import caller
-from .responses import document, problems
-from .schemas import Run, StartBody, Workflow, WorkflowList
+from wfapp.runs import starting
 
 router = Router(tags=["workflows"])
 
@@ -25,17 +25,19 @@ def _summary(workflow: Any) -> dict[str, Any]:
     return {
         "name": workflow.name,
         "description": describe.get("description") or "",
-        "input_schema": workflow.input_schema,
+        "input_schema": workflow.input_json_schema,
     }
 
 
 @router.get("", response={200: WorkflowList, **problems(401)}, summary="List the workflows")
 async def list_workflows(request: HttpRequest) -> Any:
-    return {"items": [_summary(wf) for wf in all_workflows().values()]}
+    return {"items": [_summary(wf) for wf in all_workflows().values() if reaches(request, wf.name)]}
 
 
 @router.get("/{name}", response={200: Workflow, **problems(401, 404)}, summary="One workflow")
 async def get_one(request: HttpRequest, name: str) -> Any:
+    if not reaches(request, name):
+        raise Problem("not-found", f"No workflow {name!r} within this API token's scope.")
     workflow = get_workflow(name)
     describe = workflow.describe()
     graph = {"nodes": describe.get("nodes") or [], "edges": describe.get("edges") or []}
@@ -59,9 +61,11 @@ async def start(request: HttpRequest, name: str, body: StartBody) -> HttpRespons
     """
     user = caller(request)
     get_workflow(name)  # 404 for an unknown workflow, before the key is reserved
+    if not reaches(request, name):
+        raise Problem("token-scope", f"This API token is limited to other workflows than {name!r}.")
 
     async def act() -> idempotency.Outcome:
-        session_id = await services.start_run(name, body.input, user=user)
+        session_id = await starting.start_run(name, body.input, user=user)
         data = await sync_to_async(reads.run_document)(user, session_id)
         return idempotency.Outcome(201, document(Run, data), f"/api/v1/runs/{session_id}")
 

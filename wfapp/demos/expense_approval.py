@@ -6,8 +6,9 @@ the manager and finance decide in parallel and a ``JoinNode`` combines their dec
 
 Human steps (``engine.human``): the manager's question is assigned to the group ``managers``,
 is escalated to ``directors`` after two days and rejected by its deadline after five; the
-finance question goes to ``finance``, and above 10,000 needs two distinct finance approvals,
-never from whoever filed the claim. ``expense_approval_people`` seeds these groups and users.
+finance question goes to ``finance``, and above 10,000 needs two distinct finance approvals.
+Whoever filed the claim approves none of it (four-eyes, the default for approval questions: a
+manager's own claim goes to another manager). ``expense_approval_people`` seeds these groups and users.
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, WithJsonSchema
 
 from engine import START, Event, JoinNode, RequestInput, Workflow, node
+from wfapp.run_labels import label_runs
 
 AUTO_LIMIT = Decimal(100)
-POSITIVE = r"^(?=.*[1-9])\d+(\.\d+)?$"  # a decimal greater than 0, as text
+POSITIVE = (
+    r"^(\d*[1-9]\d*(\.\d+)?|\d+\.\d*[1-9]\d*)$"  # a decimal greater than 0, as text (RE2: no lookahead)
+)
 MANAGER_LIMIT = Decimal(1000)
 QUORUM_LIMIT = Decimal(10000)  # above it, two finance people approve
 ESCALATE_AFTER = timedelta(days=2)
@@ -82,7 +86,7 @@ def _human_steps(who: str, amount: Decimal) -> dict[str, Any]:
             "on_timeout": LATE,
         }
     if amount > QUORUM_LIMIT:
-        return {"assignees": ["group:finance"], "approvals_required": 2, "exclude_requester": True}
+        return {"assignees": ["group:finance"], "approvals_required": 2}
     return {"assignees": ["group:finance"]}
 
 
@@ -160,3 +164,6 @@ expense_approval = Workflow(
         ((manager_approval, finance_approval), combine, node(both_decide, name="both_decide")),
     ],
 )
+
+# A run reads "Ana: 2,300.00 travel" in the lists, and ends "approved" or "rejected".
+label_runs(expense_approval, summary="{employee}: {amount:,.2f} {category}")

@@ -4,7 +4,7 @@ import django.db.models.functions.comparison
 import django.db.models.functions.text
 from django.db import migrations, models
 
-from wfapp import search_index
+from wfapp.store import search_index
 
 
 class Migration(migrations.Migration):

@@ -1,4 +1,4 @@
-"""PostgreSQL: ``search_text`` kept by a trigger on writes of input or output (``wfapp.search_index``).
+"""PostgreSQL: ``search_text`` kept by a trigger on writes of input or output (``wfapp.store.search_index``).
 
 A stored generated column is computed again on every update of its row, and each append
 updates the run's row; the values stay as they are (no table rewrite). SQLite is unchanged.
@@ -6,7 +6,7 @@ updates the run's row; the values stay as they are (no table rewrite). SQLite is
 
 from django.db import migrations
 
-from wfapp import search_index
+from wfapp.store import search_index
 
 
 class Migration(migrations.Migration):

@@ -6,4 +6,7 @@
 sends what is due, retrying with backoff and recording every try. ``pump`` does both; the
 embedded runtime runs it every ``WFAPP_NOTIFY_SECONDS`` in a task of its own, and in workers
 mode a periodic procrastinate job does (``wfapp.worker.notify_tasks``).
+
+May import: ``wfapp.runs`` and below. ``wfapp.apps`` connects its receivers at start-up (the
+runtime's ``COMPANIONS``, the store's ``hooks.decided``).
 """

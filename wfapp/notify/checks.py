@@ -1,4 +1,5 @@
-"""System checks of the notification settings: webhooks only to http(s) URLs, never unsigned."""
+"""System checks of the notification settings: webhooks only to http(s) URLs, never unsigned
+(each URL has its own secret or the shared one)."""
 
 from __future__ import annotations
 
@@ -23,11 +24,14 @@ def check_webhooks(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
                     id="wfapp.E101",
                 )
             )
-    if urls and not settings.WFAPP_WEBHOOK_SECRET:
+    unsigned = [url for url in urls if not dict(settings.WFAPP_WEBHOOK_SECRETS).get(url)]
+    if unsigned and not settings.WFAPP_WEBHOOK_SECRET:
         problems.append(
             checks.Error(
-                "WFAPP_WEBHOOK_URLS is set but WFAPP_WEBHOOK_SECRET is not: webhooks are never sent unsigned",
-                hint="Set WFAPP_WEBHOOK_SECRET to a long random string the receivers verify signatures with.",
+                f"WFAPP_WEBHOOK_URLS has {', '.join(unsigned)} without a secret in WFAPP_WEBHOOK_SECRETS, "
+                "and WFAPP_WEBHOOK_SECRET is not set: webhooks are never sent unsigned",
+                hint="Set WFAPP_WEBHOOK_SECRET (or one secret per URL in WFAPP_WEBHOOK_SECRETS) to a long "
+                "random string the receivers verify signatures with.",
                 id="wfapp.E102",
             )
         )

@@ -7,8 +7,9 @@ escalated and overdue ones call it too, in their decision's transaction). A noti
 processes collect at once each notice and its deliveries are written once.
 
 Recipients: the users named (``recipients=``), else the question's assignees when it has any
-(users, and the members of ``group:`` groups), else the active users who may answer the
-workflow (``wfapp.permissions.users_who_may``); those with an email address are mailed. Each
+(users, and the members of ``group:`` groups, of them only those who may view the workflow: an
+assignment grants no access), else the active users who may answer the
+workflow (``wfapp.human.permissions.users_who_may``); those with an email address are mailed. Each
 configured webhook URL (``WFAPP_WEBHOOK_URLS``, from settings only) gets every notice.
 """
 
@@ -27,11 +28,19 @@ from django.urls import reverse
 from django.utils import timezone
 
 from engine.human import GROUP_PREFIX
-from wfapp.assignment import decode
-from wfapp.models import Interrupt, InterruptStatus, RunStatus, Session
-from wfapp.permissions import users_who_may
-
-from .models import Channel, Delivery, Notice, NoticeKind, NotifyPreference
+from wfapp.human.permissions import users_who_may
+from wfapp.models import (
+    Channel,
+    Delivery,
+    Interrupt,
+    InterruptStatus,
+    Notice,
+    NoticeKind,
+    NotifyPreference,
+    RunStatus,
+    Session,
+)
+from wfapp.store.inbox_rows import decode
 
 # How far back a collect looks again (a transaction committing late still has its rows seen).
 OVERLAP = timedelta(seconds=60)
@@ -52,12 +61,38 @@ def _since(kind: str, now: datetime) -> datetime:
     return _marks.get(kind, now - FIRST_LOOK) - OVERLAP
 
 
+def mention_payload(
+    key: str, session_id: str, workflow: str, author: str, text: str, row: Interrupt | None
+) -> dict[str, Any]:
+    """What a ``mentioned`` notice carries: who said what, on which run (and question)."""
+    payload: dict[str, Any] = {
+        "event": "mentioned",
+        "notice": key,
+        "workflow": workflow,
+        "run": {"id": session_id, "url": link(reverse("run", args=[session_id]))},
+        "comment": {"author": author, "text": text},
+        "at": time.time(),
+    }
+    if row is not None:
+        payload["question"] = {
+            "id": row.pk,
+            "interrupt_id": row.interrupt_id,
+            "message": row.message,
+            "url": link(reverse("interrupt", args=[row.pk])),
+        }
+    return payload
+
+
 def question_payload(kind: str, key: str, row: Interrupt) -> dict[str, Any]:
     return {
         "event": kind,
         "notice": key,
         "workflow": row.workflow,
-        "run": {"id": row.session_id, "url": link(reverse("run", args=[row.session_id]))},
+        "run": {
+            "id": row.session_id,
+            "url": link(reverse("run", args=[row.session_id])),
+            "summary": row.session.summary,
+        },
         "question": {
             "id": row.pk,
             "interrupt_id": row.interrupt_id,
@@ -73,7 +108,12 @@ def failure_payload(key: str, session: Session) -> dict[str, Any]:
         "event": NoticeKind.FAILED.value,
         "notice": key,
         "workflow": session.workflow,
-        "run": {"id": session.pk, "url": link(reverse("run", args=[session.pk])), "status": session.status},
+        "run": {
+            "id": session.pk,
+            "url": link(reverse("run", args=[session.pk])),
+            "status": session.status,
+            "summary": session.summary,
+        },
         "error": session.error,
         "at": time.time(),
     }
@@ -142,11 +182,12 @@ def question_recipients(row: Interrupt) -> list[Any]:
     names = decode(row.assignees)
     if not names:
         return _may_answer(row.workflow)
-    return named_users(names)
+    return named_users(names, row.workflow)
 
 
-def named_users(names: list[str]) -> list[Any]:
-    """The active users ``names`` designate: user names and the members of ``group:`` names."""
+def named_users(names: list[str], workflow: str) -> list[Any]:
+    """The active users ``names`` designate (user names and the members of ``group:`` names)
+    who may view ``workflow``: a notice tells nobody of what they may not see."""
     from django.contrib.auth import get_user_model
 
     users = [name for name in names if not name.startswith(GROUP_PREFIX)]
@@ -155,6 +196,7 @@ def named_users(names: list[str]) -> list[Any]:
         get_user_model()
         .objects.filter(is_active=True)
         .filter(Q(username__in=users) | Q(groups__name__in=groups))
+        .filter(pk__in=users_who_may("view", workflow).values("pk"))
     )
     return list(found.distinct())
 

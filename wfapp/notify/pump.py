@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from django.conf import settings
 from django.db import connection
 
-from . import outbox, sending
+from wfapp.notify import outbox, sending
 
 logger = logging.getLogger(__name__)
 
@@ -46,4 +46,6 @@ async def run_forever() -> None:
             except Exception:
                 logger.exception("notifications: a pass failed; trying again")
     finally:
-        executor.shutdown(wait=False)
+        # A pass in flight finishes (its transaction commits, its connection goes back) before
+        # the runtime that owns this task closes its connections or the database goes away.
+        await asyncio.shield(loop.run_in_executor(None, executor.shutdown))

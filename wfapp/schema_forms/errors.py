@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
+from engine.patterns import Validator
 from wfapp.schema_forms.widgets import Widget, path_key
 
 FORMAT_NAMES = {
@@ -111,7 +111,7 @@ def find_widget(root: Widget, path: list[str | int]) -> Widget:
 
 def validate(schema: dict[str, Any], value: Any, root: Widget) -> dict[str, list[str]]:
     """Return people-worded errors of `value` against `schema`, keyed by widget path."""
-    validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    validator = Validator(schema, format_checker=Validator.FORMAT_CHECKER)  # patterns on RE2
     found: dict[str, list[str]] = {}
     for error in _leaf_errors(validator.iter_errors(value), root):
         for path in _error_paths(error):

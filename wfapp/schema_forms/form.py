@@ -13,15 +13,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
+from engine.patterns import Validator
 from wfapp.schema_forms.errors import validate
 from wfapp.schema_forms.resolve import UnresolvableSchema, resolve
 from wfapp.schema_forms.rows import RowEdit, apply_edit
 from wfapp.schema_forms.values import FormData, keep_decimal_text, keep_typed, nearest_key, parse, show_value
 from wfapp.schema_forms.widgets import MISSING, Widget, build_widgets, path_key
 
-__all__ = ["MISSING", "BulkDecision", "SchemaForm", "Widget", "bulk_decision", "path_key"]
+__all__ = ["MISSING", "BulkDecision", "SchemaForm", "Widget", "bulk_decision", "path_key", "reason_field"]
+
+REASON_FIELDS = ("reason", "comment", "feedback", "note")  # an answer's text field for a rejection's reason
+REASON_NAME = "_reason"  # the form's own reason field, when the answer has none
 
 
 class SchemaForm:
@@ -46,6 +48,10 @@ class SchemaForm:
         self.root = build_widgets(schema, prefix=prefix, id_prefix=id_prefix, root_label=root_label)
         self._errors: dict[str, list[str]] | None = None
         self._value: Any = MISSING
+        # The one reason field of an approve/reject question whose answer has no text field for
+        # it: what was typed, and its error (shown on that field, not on top of the form).
+        self.reason = str(data.get(REASON_NAME, "")) if data is not None and hasattr(data, "get") else ""
+        self.reason_error = ""
         if data is None:
             show_value(self.root, initial)
         else:
@@ -96,6 +102,24 @@ class SchemaForm:
 
     def widgets(self) -> Iterator[Widget]:
         return self.root.walk()
+
+    @property
+    def reason_slot(self) -> bool:
+        """Whether the form shows its own reason field next to Approve / Reject: an approve/reject
+        question whose answer has no text field for a rejection's reason (that field is it otherwise)."""
+        return (
+            self.decision is not None
+            and bulk_decision(self.schema) is not None
+            and not reason_field(self.schema)
+        )
+
+    def refuse_reason(self, message: str) -> None:
+        """Show a refused rejection reason on the field that holds it."""
+        field = reason_field(self.schema)
+        if field is None:
+            self.reason_error = message
+        else:
+            self.add_errors({nearest_key(self.root, (field,)): [message]})
 
     @property
     def errors(self) -> dict[str, list[str]]:
@@ -199,6 +223,18 @@ def _decision_values(schema: dict[str, Any]) -> tuple[Any, Any] | None:
     return None
 
 
+def reason_field(schema: Any) -> str | None:
+    """The answer's text field that holds a rejection's reason, if the schema has one."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return None
+    for name in REASON_FIELDS:
+        prop = properties.get(name)
+        if isinstance(prop, dict) and prop.get("type") == "string":
+            return name
+    return None
+
+
 def bulk_decision(schema: dict[str, Any] | None) -> BulkDecision | None:
     """Return how to bulk-answer `schema`, or None when a person must fill the form.
 
@@ -221,7 +257,7 @@ def bulk_decision(schema: dict[str, Any] | None) -> BulkDecision | None:
         return None
     if found is None:
         return None
-    validator = Draft202012Validator(schema)
+    validator = Validator(schema)
     if not all(validator.is_valid(found.answer(a)) for a in (True, False)):
         return None
     return found

@@ -1,7 +1,7 @@
 """Turn a JSON Schema into a tree of widgets to render.
 
 Used for interrupt answers (`Interrupt.response_schema`) and start forms
-(`workflow.input_schema`). The schema is usually pydantic's `model_json_schema()`;
+(`workflow.input_json_schema`). The schema is usually pydantic's `model_json_schema()`;
 `resolve` reduces its `$ref`/`anyOf` shapes first. An array of objects becomes a row
 editor ("rows": one fieldset per item, built by the same builder, see `rows`). Anything a
 form cannot express well (`oneOf`, free objects, arrays of arrays, recursive models, no schema

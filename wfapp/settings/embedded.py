@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import os
 
-from .base import *  # noqa: F403
-from .base import DATA_DIR
-from .environment import env_bool, env_list
-from .secret_key import load_or_create
+from wfapp.settings.base import *  # noqa: F403
+from wfapp.settings.base import DATA_DIR
+from wfapp.settings.environment import env_bool, env_list
+from wfapp.settings.secret_key import load_or_create
 
 DEBUG = env_bool("WFAPP_DEBUG")
 SECRET_KEY = os.environ.get("SECRET_KEY") or load_or_create(DATA_DIR / "secret_key")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -9,6 +10,8 @@ from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+
+from wfapp.settings.data_dir import private_sqlite
 
 RUNTIME_MODES = ("embedded", "workers")
 REDIS_TIMEOUT = 5  # seconds a Redis command may take beyond the time it blocks for
@@ -39,8 +42,25 @@ def env_list(name: str, default: list[str] | None = None) -> list[str]:
     return items or list(default or [])
 
 
+def env_secrets(name: str) -> dict[str, str]:
+    """Return a JSON object of strings (address -> secret) from the environment; ``{}`` when unset."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return {}
+    try:
+        parsed = json.loads(value)
+    except ValueError as bad:
+        raise ImproperlyConfigured(f"{name} is not JSON: {bad}") from None
+    if not isinstance(parsed, dict) or not all(isinstance(v, str) for v in parsed.values()):
+        raise ImproperlyConfigured(f'{name} must be a JSON object of strings, e.g. {{"https://…": "secret"}}')
+    return parsed
+
+
 # PostgreSQL connections one process holds at most (WFAPP_DB_POOL_SIZE; 0 turns the pool off).
-DEFAULT_POOL_SIZE = 10
+# The threads that live as long as the process keep one each (WFAPP_STORE_THREADS store threads,
+# 4 by default, and asgiref's shared thread), so 10 left requests and live renders four at a time:
+# under load requests waited for one until they failed. 20 leaves them fifteen.
+DEFAULT_POOL_SIZE = 20
 
 
 def pool_options() -> dict[str, Any] | None:
@@ -52,7 +72,7 @@ def pool_options() -> dict[str, Any] | None:
     that live as long as the process (the store's, asgiref's for the runtime) keep one each.
     A request that finds every connection in use waits up to ``timeout`` seconds for one.
     One connection of the budget is not the pool's: the runtime's group commit writes on an
-    asyncio connection of its own (``wfapp.store_group``), so the pool holds one fewer (with a
+    asyncio connection of its own (``wfapp.store.group``), so the pool holds one fewer (with a
     budget of 1, the process holds 2).
     """
     size = int(os.environ.get("WFAPP_DB_POOL_SIZE", str(DEFAULT_POOL_SIZE)))
@@ -76,6 +96,7 @@ def database(default_sqlite: Path) -> dict[str, Any]:
         # One test database per test process, as for SQLite below.
         config["TEST"] = {"NAME": f"test_{config.get('NAME') or 'wfapp'}_{os.getpid()}"}
     else:
+        private_sqlite(default_sqlite)
         config = {"ENGINE": "django.db.backends.sqlite3", "NAME": str(default_sqlite)}
     if config["ENGINE"] == "django.db.backends.sqlite3":
         config["CONN_MAX_AGE"] = 0
@@ -84,6 +105,9 @@ def database(default_sqlite: Path) -> dict[str, Any]:
         # one file per test process, so that concurrent test runs do not clobber each other.
         config["TEST"] = {"NAME": str(Path(tempfile.gettempdir()) / f"wfapp-test-{os.getpid()}.sqlite3")}
     return config
+
+
+PROCESS_CHANNEL_CAPACITY = 10_000  # messages a process's sockets may have waiting in Redis
 
 
 def channel_layers() -> dict[str, Any]:
@@ -99,14 +123,27 @@ def channel_layers() -> dict[str, Any]:
             "address": url,
             "socket_timeout": RedisChannelLayer.brpop_timeout + REDIS_TIMEOUT,
             "socket_connect_timeout": REDIS_TIMEOUT,
+            # Every socket of this process joins and leaves its groups through this pool, and many
+            # leave at once (a deploy, a network blip): redis-py's default of 100 connections
+            # failed them with "Too many connections". Redis itself takes 10,000 clients.
+            "max_connections": int(os.environ.get("WFAPP_REDIS_MAX_CONNECTIONS", "1000")),
         }
         return {
             "default": {
                 "BACKEND": "channels_redis.core.RedisChannelLayer",
-                "CONFIG": {"hosts": [host], "prefix": os.environ.get("WFAPP_REDIS_PREFIX", "wfapp")},
+                "CONFIG": {
+                    "hosts": [host],
+                    "prefix": os.environ.get("WFAPP_REDIS_PREFIX", "wfapp"),
+                    # channels-redis keeps every socket of a process in one Redis key (the
+                    # process's own channel) until the process reads them, and bounds that key
+                    # by the capacity meant for one socket (100): a doorbell to 200 open pages is
+                    # one entry there, but 200 pages' own checks and a second of backlog filled
+                    # it, and doorbells to every page of the process were dropped at once.
+                    "channel_capacity": {"specific.*": PROCESS_CHANNEL_CAPACITY},
+                },
             }
         }
-    return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    return {"default": {"BACKEND": "wfapp.web.live.layer.InMemoryLayer"}}
 
 
 def runtime_mode() -> str:

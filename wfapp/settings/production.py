@@ -1,8 +1,9 @@
 """The production profile: secrets and hosts from the environment, HTTPS only.
 
 Required: ``SECRET_KEY``, ``ALLOWED_HOSTS`` (comma-separated). Optional: ``DATABASE_URL``,
-``REDIS_URL``, ``CSRF_TRUSTED_ORIGINS``, ``WFAPP_BEHIND_PROXY=1`` (trust X-Forwarded-Proto),
-``WFAPP_SSL_REDIRECT=0`` when the proxy already redirects. Mail goes out by SMTP (``EMAIL_HOST``,
+``REDIS_URL``, ``CSRF_TRUSTED_ORIGINS``, ``WFAPP_BEHIND_PROXY=1`` (trust X-Forwarded-Proto, and
+the last X-Forwarded-For entry as the client's address for login throttling; more proxies:
+``WFAPP_PROXY_COUNT``), ``WFAPP_SSL_REDIRECT=0`` when the proxy already redirects. Mail goes out by SMTP (``EMAIL_HOST``,
 localhost unless set; ``WFAPP_EMAIL_BACKEND`` picks another backend), never to the console.
 """
 
@@ -13,9 +14,9 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from .base import *  # noqa: F403
-from .base import DATA_DIR, MAILERS
-from .environment import env_bool, env_list
+from wfapp.settings.base import *  # noqa: F403
+from wfapp.settings.base import DATA_DIR, MAILERS
+from wfapp.settings.environment import env_bool, env_list
 
 
 def _required(name: str) -> str:

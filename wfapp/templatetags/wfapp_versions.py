@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import template
 
 from wfapp.models import Session
-from wfapp.versions import not_deployed_label
+from wfapp.runs.versions import not_deployed_label
 
 register = template.Library()
 

@@ -9,52 +9,65 @@ also expire after `TTL` seconds, in case a status change rings again with the sa
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable, Hashable
 
-from wfapp.permissions import answer_scope
+from wfapp.human.permissions import answer_scope
 from wfapp.web import queries
+from wfapp.web import shared as shared_values
+from wfapp.web.shared import shared
 
 TTL = 2.0
-MAX_ENTRIES = 256
 
 Doorbell = tuple[str, int]
 
-SCOPE_TTL = 2.0  # how long a user's answer scope (the key their counts are shared under) is kept
-
-_lock = threading.Lock()
-_counts: dict[Hashable, tuple[float, int]] = {}
+# How long a user's answer scope (the key their counts are shared under) is kept: rights change
+# rarely, and the live pages' access checks keep theirs as long (``live.access.RIGHT_FRESH``).
+SCOPE_TTL = 5.0
 
 
 def _shared(key: Hashable, compute: Callable[[], int]) -> int:
-    now = time.monotonic()
-    with _lock:
-        hit = _counts.get(key)
-        if hit is not None and now - hit[0] < TTL:
-            return hit[1]
-    value = compute()
-    with _lock:
-        if len(_counts) >= MAX_ENTRIES:
-            for stale in [k for k, (at, _) in _counts.items() if now - at >= TTL] or list(_counts)[:1]:
-                del _counts[stale]
-        _counts[key] = (now, value)
-    return value
+    return shared(("count", key), compute, TTL)
+
+
+def shared_text(key: Hashable, compute: Callable[[], str]) -> str:
+    """A text that depends only on ``key`` (a badge for a count), rendered once for every page."""
+    return shared(("text", key), compute, TTL)
+
+
+def scope(user: object) -> Hashable | None:
+    """The user's answer scope (``answer_scope``: None when they may answer nothing), kept per
+    user for ``SCOPE_TTL`` seconds: users with the same scope see the same questions, so what is
+    rendered of them can be shared."""
+    return _scope(user)
+
+
+def known_scope(user: object) -> tuple[bool, Hashable | None]:
+    """``(True, scope)`` when the user's scope is kept still, else ``(False, None)`` (no query)."""
+    return shared_values.peek(("scope", getattr(user, "pk", None)), SCOPE_TTL)
+
+
+def known_pending_count(user: object, doorbell: Doorbell) -> int | None:
+    """The pending count shared for this doorbell and the user's scope, if someone counted it
+    already (None: not yet; no query)."""
+    found, scope = known_scope(user)
+    if not found or scope is None:
+        return None
+    hit, value = shared_values.peek(("count", (doorbell, scope, "", "")), TTL)
+    return value if hit else None
+
+
+def known_text(key: Hashable) -> str | None:
+    """A ``shared_text`` already rendered (None: not yet)."""
+    hit, value = shared_values.peek(("text", key), TTL)
+    return value if hit else None
 
 
 def _scope(user: object) -> Hashable:
-    """The user's answer scope, kept on the user object (a socket's) for ``SCOPE_TTL`` seconds."""
-    now = time.monotonic()
-    kept = getattr(user, "_wfapp_answer_scope", None)
-    if kept is not None and now - kept[0] < SCOPE_TTL:
-        cached: Hashable = kept[1]
-        return cached
-    scope = answer_scope(user)
-    try:
-        user._wfapp_answer_scope = (now, scope)  # type: ignore[attr-defined]
-    except AttributeError:
-        pass  # a user object that keeps nothing: computed each time
-    return scope
+    """The user's answer scope, kept per user (every socket of theirs) for ``SCOPE_TTL`` seconds."""
+    pk = getattr(user, "pk", None)
+    if pk is None:
+        return answer_scope(user)
+    return shared(("scope", pk), lambda: answer_scope(user), SCOPE_TTL)
 
 
 def pending_count(user: object, doorbell: Doorbell | None = None) -> int:
@@ -79,5 +92,4 @@ def pending_matching_count(user: object, workflow: str, q: str, doorbell: Doorbe
 
 def forget() -> None:
     """Drop every cached count (tests)."""
-    with _lock:
-        _counts.clear()
+    shared_values.forget()

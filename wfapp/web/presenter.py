@@ -1,7 +1,7 @@
 """Turn database rows into what templates show, and render the live fragments sockets send.
 
 Pages and sockets share these builders, so a live update looks exactly like a reload. All
-functions here are synchronous (they query); consumers call them through `database_sync_to_async`.
+functions here are synchronous (they query); consumers call them through `live.threads.reads`.
 Fragments are autoescaped templates; only our own SVG is marked safe.
 """
 
@@ -17,12 +17,15 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
-from wfapp import assignment, permissions
+from wfapp.human import assignment, permissions
+from wfapp.human.permissions import can_answer
 from wfapp.models import Event as EventRow
 from wfapp.models import Interrupt, InterruptStatus, RunStatus, Session
-from wfapp.permissions import can_answer
 from wfapp.registry import all_workflows, drawable_workflow
-from wfapp.schema_forms.form import SchemaForm, bulk_decision
+from wfapp.runs import bulk
+from wfapp.runs import failures as run_failures
+from wfapp.schema_forms.form import SchemaForm
+from wfapp.schema_forms.words import humanize
 from wfapp.web import counts, queries, run_search
 from wfapp.web.failure_cards import FailureCard, failure_cards
 from wfapp.web.graph.svg import render_graph
@@ -34,6 +37,7 @@ from wfapp.web.state_diff import Comparison
 from wfapp.web.transcripts import model_steps, transcripts
 
 RUN_GRAPH_ID = "run-graph-svg"
+KEY_FIELDS = 3  # payload fields a list view's line shows
 # Every way a question closes without an answer.
 WITHDRAWN = (InterruptStatus.CANCELLED, InterruptStatus.SUPERSEDED, InterruptStatus.WITHDRAWN)
 
@@ -49,6 +53,11 @@ class AskView:
     notes: list[str] = field(default_factory=list)  # what the asking step told the user first
     post_url: str = ""  # where the form posts, when not the dashboard's answer URL (an answer link)
     viewer: Any = None  # the user it is shown to (who holds it reads differently)
+    comments: list[Remark] = field(default_factory=list)  # people's comments about the question
+
+    @property
+    def page_url(self) -> str:
+        return reverse("interrupt", args=[self.row.pk])
 
     @property
     def dom_id(self) -> str:
@@ -71,6 +80,38 @@ class AskView:
         """Assignees, holder, due time and quorum (issue 17)."""
         return HumanView(self.row, self.viewer)
 
+    @property
+    def key_fields(self) -> list[Row]:
+        """The payload's first few one-line fields, for the inbox's list view."""
+        return [row for row in self.payload if not row.block and not row.columns][:KEY_FIELDS]
+
+    @property
+    def step(self) -> str:
+        """The asking step in words: "Manager review" for ``.../manager_review@1``."""
+        return step_label(self.row.node_path)
+
+    @property
+    def summary(self) -> str:
+        """The run's summary ("Ana: 2,300.00 travel"): annotated by the inbox's reads
+        (``queries.with_summary``), else read from the run."""
+        return run_summary(self.row)
+
+
+def step_label(node_path: str) -> str:
+    """A node path's last step in words, without its ``@N`` execution count."""
+    last = node_path.rstrip("/").rsplit("/", 1)[-1].split("@", 1)[0]
+    return humanize(last) if last else ""
+
+
+def run_summary(row: Interrupt) -> str:
+    summary = getattr(row, "run_summary", None)
+    if summary is None:
+        if Interrupt.session.is_cached(row):
+            summary = row.session.summary
+        else:
+            summary = Session.objects.filter(pk=row.session_id).values_list("summary", flat=True).first()
+    return summary or ""
+
 
 def ask_view(
     row: Interrupt,
@@ -83,64 +124,95 @@ def ask_view(
     """The view of one interrupt for `viewer`; `allow_bulk` offers the bulk checkbox (the inbox
     has the bulk form)."""
     form = SchemaForm(row.response_schema, data=data, id_prefix=f"i{row.pk}-")
-    bulk = allow_bulk and bulk_decision(row.response_schema) is not None
+    in_bulk = allow_bulk and bulk.offered(row)
+    comments = None
     if notes is None:
-        notes = messages_before([row]).get(row.pk, [])
-    return AskView(row, form, bulk, rows(row.payload, "Details"), notes, viewer=viewer)
+        said = messages_before([row])
+        notes, comments = said.notes.get(row.pk, []), said.comments.get(row.pk, [])
+    return AskView(
+        row, form, in_bulk, rows(row.payload, "Details"), notes, viewer=viewer, comments=comments or []
+    )
 
 
 MAX_NOTES = 5  # messages shown with a question: the latest ones
 
 
-def messages_before(asks: list[Interrupt]) -> dict[int, list[str]]:
-    """Interrupt pk -> the messages its step gave in the execution that asked (one query).
+@dataclass(frozen=True)
+class Remark:
+    """A person's comment about a question, shown on its card."""
+
+    author: str
+    text: str
+
+
+@dataclass
+class Said:
+    """What the cards' steps said before asking, and what people commented about each question."""
+
+    notes: dict[int, list[str]] = field(default_factory=dict)
+    comments: dict[int, list[Remark]] = field(default_factory=dict)
+
+
+def messages_before(asks: list[Interrupt]) -> Said:
+    """Interrupt pk -> the messages its step gave in the execution that asked, and the comments
+    about it (one query for both).
 
     An execution's messages are those at the asking path after its latest ``started`` event
-    and before the question.
+    and before the question; a comment about it is a later ``comment`` event naming it.
     """
     if not asks:
-        return {}
+        return Said()
     where = Q()
     for ask in asks:
         where |= Q(session_id=ask.session_id, node_path=ask.node_path, seq__lt=ask.request_seq)
+        where |= Q(
+            session_id=ask.session_id, node_path=ask.node_path, seq__gt=ask.request_seq, kind="comment"
+        )
     found = (
         EventRow.objects.filter(where)
         .filter(Q(kind="started") | Q(data__has_key="message"))
-        .exclude(kind="comment")  # people's remarks are the timeline's, not the asking step's
         .order_by("seq")
-        .values_list("session_id", "node_path", "seq", "kind", "data__message")
+        .values_list(
+            "session_id", "node_path", "seq", "kind", "data__message", "author", "data__interrupt__id"
+        )
     )
-    by_step: dict[tuple[str, str], list[tuple[int, str, Any]]] = {}
-    for session_id, node_path, seq, kind, message in found:
-        by_step.setdefault((session_id, node_path), []).append((seq, kind, message))
-    notes: dict[int, list[str]] = {}
+    by_step: dict[tuple[str, str], list[tuple[int, str, Any, str, Any]]] = {}
+    for session_id, node_path, seq, kind, message, author, about in found:
+        by_step.setdefault((session_id, node_path), []).append((seq, kind, message, author, about))
+    said = Said()
     for ask in asks:
-        said: list[str] = []
-        for seq, kind, message in by_step.get((ask.session_id, ask.node_path), []):
-            if seq >= ask.request_seq:
-                break
-            if kind == "started":
-                said = []
+        notes: list[str] = []
+        for seq, kind, message, author, about in by_step.get((ask.session_id, ask.node_path), []):
+            if kind == "comment":  # people's remarks: the card's comments when about this question
+                if seq > ask.request_seq and about == ask.interrupt_id and isinstance(message, str):
+                    said.comments.setdefault(ask.pk, []).append(Remark(author or "someone", message))
+            elif seq >= ask.request_seq:
+                continue
+            elif kind == "started":
+                notes = []
             elif isinstance(message, str):
-                said.append(message)
-        if said:
-            notes[ask.pk] = said[-MAX_NOTES:]
-    return notes
+                notes.append(message)
+        if notes:
+            said.notes[ask.pk] = notes[-MAX_NOTES:]
+    return said
 
 
 REJECT_WITH_REASON = "reject-with-reason"
 
 
 def answer_data(row: Interrupt, posted: Any) -> tuple[Any, str | None]:
-    """A posted answer form's data, and the reason when it is a "Reject with reason" (the
-    decision set to reject; the reason is checked by ``services.answer_interrupt``)."""
+    """A posted answer form's data, and the rejection's reason: the one reason field, typed
+    next to Approve / Reject (checked by ``answering.answer_interrupt``: it goes with a
+    rejection only). ``_outcome=reject-with-reason`` (forms of earlier versions) rejects and
+    needs the reason."""
+    reason = str(posted.get("_reason", ""))
     if posted.get("_outcome") != REJECT_WITH_REASON:
-        return posted, None
+        return posted, (reason if reason.strip() else None)
     decision = SchemaForm(row.response_schema, id_prefix=f"i{row.pk}-").decision
     data = posted.copy()
     if decision is not None:
         data[decision.name] = "false"
-    return data, str(posted.get("_reason", ""))
+    return data, reason
 
 
 MAX_HELD = 50  # pending cards of one run a live update re-renders the human steps of
@@ -154,8 +226,13 @@ def held_views(rows: Any, viewer: Any) -> list[AskView]:
 
 
 def ask_views(rows: list[Interrupt], *, allow_bulk: bool = True, viewer: Any = None) -> list[AskView]:
-    notes = messages_before(rows)  # one query for every card
-    return [ask_view(row, allow_bulk=allow_bulk, notes=notes.get(row.pk, []), viewer=viewer) for row in rows]
+    said = messages_before(rows)  # one query for every card
+    views = [
+        ask_view(row, allow_bulk=allow_bulk, notes=said.notes.get(row.pk, []), viewer=viewer) for row in rows
+    ]
+    for view in views:
+        view.comments = said.comments.get(view.row.pk, [])
+    return views
 
 
 @dataclass
@@ -178,8 +255,20 @@ class ClosedView:
         return answer_summary(self.row.answer)
 
     @property
+    def overrode(self) -> str:
+        """Whose claim the answer was given over ("" when none: the holder answered, or nobody held it)."""
+        row = self.row
+        return (
+            row.claimed_by if row.claimed_by and row.answered_by and row.claimed_by != row.answered_by else ""
+        )
+
+    @property
     def payload(self) -> list[Row]:
         return rows(self.row.payload, "Details")
+
+    @property
+    def step(self) -> str:
+        return step_label(self.row.node_path)
 
     @property
     def reason(self) -> str:
@@ -211,7 +300,9 @@ def entry(r: dict[str, Any], started_by: str = "") -> Entry:
     described = describe_event(r["seq"], r["timestamp"], r["kind"], r["node_path"], r["author"], data)
     if started_by and r["seq"] == 1 and r["kind"] == "started":
         described = replace(described, title=f"{described.title} by {started_by}", actor=started_by)
-    message = data.get("message") if r["kind"] not in ("interrupt", "comment") else None
+    # These kinds' own words are their message (a question, a comment, a retry's or a cancel's
+    # reason), which ``describe_event`` shows already: said once, not again as a step's message.
+    message = data.get("message") if r["kind"] not in ("interrupt", "comment", "retry", "status") else None
     if not isinstance(message, str):
         return described
     if r["kind"] == "message":
@@ -303,11 +394,15 @@ def cancelled_by(session: Session) -> dict[str, str]:
     return {"by": row["author"] or "", "reason": reason if isinstance(reason, str) else ""}
 
 
-def result_context(session: Session, user: Any) -> dict[str, Any]:
-    """The run's status-dependent parts: actions (those `user` may take), state, output, input."""
+def result_context(
+    session: Session, user: Any, edited: list[run_failures.EditedInput] | None = None
+) -> dict[str, Any]:
+    """The run's status-dependent parts: actions (those `user` may take), state, output, input,
+    and the inputs people edited in retries (``edited``: known already; None: read them)."""
     with_canceller([session])
     state = fold_state(queries.state_deltas(session.pk))
     return {
+        "edited_inputs": run_failures.edited_inputs(session.pk) if edited is None else edited,
         "cancelled": cancelled_by(session),
         "run": session,
         "state": state,
@@ -339,22 +434,24 @@ def run_context(
     older = latest[0]["seq"] if latest and latest[0]["seq"] > 1 else None
     last_seq = latest[-1]["seq"] if latest else 0
     status = queries.status_rows(session.pk)  # read once: the graph and the transcripts use it
+    never_failed = not any(kind == "error" for kind, _ in status)  # then no retry edited an input
     return {
-        **result_context(session, user),
+        **result_context(session, user, [] if never_failed else None),
         "graph": run_graph(session, expanded, status),
         "asks": ask_views(queries.pending_for_run(user, session.pk, last_seq), allow_bulk=False, viewer=user),
         "entries": entries(latest, session),
         "older_before": older,
         "last_seq": last_seq,
         "transcripts": transcripts(session.pk, status),
-        "failures": _failures(session, status) if failures is None else failures,
+        "failures": _failures(session, status, user) if failures is None else failures,
+        "show_tracebacks": permissions.can_retry(user, session),
         "compare": compare or Comparison(),
     }
 
 
-def _failures(session: Session, status: list[tuple[str, str]]) -> list[FailureCard]:
+def _failures(session: Session, status: list[tuple[str, str]], viewer: Any) -> list[FailureCard]:
     """The failure cards; no query for a run none of whose nodes ever failed (``status`` says)."""
-    return failure_cards(session) if any(kind == "error" for kind, _ in status) else []
+    return failure_cards(session, viewer=viewer) if any(kind == "error" for kind, _ in status) else []
 
 
 # -- live fragments -------------------------------------------------------------------------------
@@ -362,7 +459,20 @@ def _failures(session: Session, status: list[tuple[str, str]]) -> list[FailureCa
 
 def badge_fragment(user: Any, doorbell: counts.Doorbell | None = None) -> str:
     """The navigation's pending count; with a doorbell, counted once for every page that heard it."""
-    return render_to_string("wfapp/live.html#badge", {"pending_count": counts.pending_count(user, doorbell)})
+    count = counts.pending_count(user, doorbell)
+    if doorbell is None:
+        return render_to_string("wfapp/live.html#badge", {"pending_count": count})
+    # The same number reads the same for everyone: rendered once per count, not per page.
+    return counts.shared_text(
+        ("badge", count), lambda: render_to_string("wfapp/live.html#badge", {"pending_count": count})
+    )
+
+
+def known_badge(user: Any, doorbell: counts.Doorbell) -> str | None:
+    """``badge_fragment`` for a doorbell when another page had it rendered already (None: not
+    yet); no query, so a socket's event loop may ask before it hands the work to a thread."""
+    count = counts.known_pending_count(user, doorbell)
+    return None if count is None else counts.known_text(("badge", count))
 
 
 @dataclass
@@ -441,8 +551,9 @@ def run_update(
         context.update(result_context(session, user))
         context["result_changed"] = True
     if kinds & {"status", "error", "retry"}:
-        context["failures"] = _failures(session, status or queries.status_rows(session.pk))
+        context["failures"] = _failures(session, status or queries.status_rows(session.pk), user)
         context["failures_changed"] = True
+        context["show_tracebacks"] = permissions.can_retry(user, session)
     update.html = render_to_string("wfapp/live.html#run_update", context)
     return update
 
@@ -463,6 +574,18 @@ def _matching(rows: Any, filters: dict[str, Any]) -> Any:
     return rows
 
 
+@dataclass(frozen=True)
+class InboxUpdate:
+    """An inbox update as rendered for ``viewer`` (a user's pk): its HTML, the new questions it
+    brings, and whether it is ``personal``: some of it reads differently for another viewer
+    with the same rights (a card's holder, its refusal, a tab of the viewer's own)."""
+
+    html: str
+    sent: frozenset[int]
+    viewer: Any
+    personal: bool
+
+
 def inbox_update(
     user: Any,
     filters: dict[str, Any],
@@ -474,6 +597,31 @@ def inbox_update(
     closed_since: Any = None,
     doorbell: counts.Doorbell | None = None,
 ) -> tuple[str, set[int]]:
+    """``inbox_update_for``'s HTML and new questions."""
+    update = inbox_update_for(
+        user,
+        filters,
+        watermark,
+        sent,
+        session_id=session_id,
+        answered_after=answered_after,
+        closed_since=closed_since,
+        doorbell=doorbell,
+    )
+    return update.html, set(update.sent)
+
+
+def inbox_update_for(
+    user: Any,
+    filters: dict[str, Any],
+    watermark: int,
+    sent: set[int],
+    *,
+    session_id: str | None = None,
+    answered_after: int = 0,
+    closed_since: Any = None,
+    doorbell: counts.Doorbell | None = None,
+) -> InboxUpdate:
     """Fragments bringing an inbox up to date: new items appear, answered ones close, and the
     run's pending ones show who holds them and who approved them now.
 
@@ -486,6 +634,7 @@ def inbox_update(
     if session_id is not None:
         visible = visible.filter(session_id=session_id)
     fresh = _matching(visible.filter(status=InterruptStatus.PENDING, pk__gt=watermark), filters)
+    fresh = queries.with_summary(fresh)
     fresh = fresh.exclude(pk__in=sent)
     tab = filters.get("tab", "all")
     fresh = assignment.for_tab(fresh, user, tab)
@@ -501,8 +650,9 @@ def inbox_update(
         # A doorbell for one run: its cards the page shows may have a new holder or approval.
         shown = (Q(pk__lte=watermark) | Q(pk__in=sent)) & ~Q(pk__in={r.pk for r in new_rows})
         held = held_views(_matching(visible.filter(shown), filters), user)
+    new_asks = ask_views(new_rows, viewer=user)
     context = {
-        "new_asks": ask_views(new_rows, viewer=user),
+        "new_asks": new_asks,
         "held_asks": held,
         "closed_asks": closed_views(list(visible.filter(closing).order_by("-pk")[:50])),
         "newest": bool(filters.get("newest")),
@@ -518,11 +668,17 @@ def inbox_update(
             )
         },
     }
-    return render_to_string("wfapp/live.html#inbox_update", context), {row.pk for row in new_rows}
+    personal = tab != "all" or any(view.human.personal for view in [*new_asks, *held])
+    return InboxUpdate(
+        render_to_string("wfapp/live.html#inbox_update", context),
+        frozenset(row.pk for row in new_rows),
+        user.pk,
+        personal,
+    )
 
 
-def inbox_list(user: Any, filters: dict[str, Any], watermark: int) -> str:
-    """The whole inbox list again (after a reconnect), out of band."""
+def inbox_list(user: Any, filters: dict[str, Any], watermark: int, *, view: str = "cards") -> str:
+    """The whole inbox list again (after a reconnect), out of band, in the page's view."""
     page = queries.inbox_page(user, up_to=watermark, **filters)
     context = {
         "asks": ask_views(page.items, viewer=user),
@@ -530,6 +686,7 @@ def inbox_list(user: Any, filters: dict[str, Any], watermark: int) -> str:
         "filters": filters,
         "oob": True,
         "can_answer": can_answer(user),
+        "view": view,
     }
     return render_to_string("wfapp/inbox.html#list", context) + badge_fragment(user)
 

@@ -1,6 +1,6 @@
 """The dashboard's reads: what a user may see, for pages, sockets and the API alike.
 
-Every read of runs, questions and events filters through ``wfapp.permissions``
+Every read of runs, questions and events filters through ``wfapp.human.permissions``
 (``workflow_filter``): a run of a workflow the user may not view does not exist for them.
 
 Every list is keyset-paginated (no OFFSET), so a page costs the same on the first and the
@@ -19,9 +19,9 @@ from typing import Any
 from django.db.models import BooleanField, F, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from wfapp import assignment
-from wfapp.models import Event, Interrupt, InterruptStatus, Session
-from wfapp.permissions import workflow_filter
+from wfapp.human import assignment
+from wfapp.human.permissions import workflow_filter
+from wfapp.models import Delivery, DeliveryStatus, Event, Interrupt, InterruptStatus, Session
 from wfapp.web import run_search
 from wfapp.web.run_search import RunSearch
 from wfapp.web.run_state import ANONYMOUS_ACTOR
@@ -84,6 +84,16 @@ def visible_interrupt(user: Any, pk: int) -> Interrupt | None:
     return answerable(user).select_related("session").filter(pk=pk).first()
 
 
+def may_see_interrupt(user: Any, pk: int) -> bool:
+    """Whether `user` may see the question (``visible_interrupt`` without reading it)."""
+    return answerable(user).filter(pk=pk).exists()
+
+
+def with_summary(rows: QuerySet[Interrupt]) -> QuerySet[Interrupt]:
+    """``rows`` with each one's run summary (``run_summary``) read in the same query."""
+    return rows.annotate(run_summary=F("session__summary"))
+
+
 def pending_count(user: Any) -> int:
     return answerable(user).filter(status=InterruptStatus.PENDING).count()
 
@@ -102,6 +112,11 @@ def pending_matching_count(user: Any, *, workflow: str = "", q: str = "", tab: s
     return _pending_matching(user, workflow, q, tab).count()
 
 
+# The list view's other sorts (by a column): one page of the first ones, without "show more".
+LIST_SORTS = {"summary": ("session__summary", "id"), "assignee": ("assignees", "id")}
+LIST_SORTED_PAGE = 100
+
+
 def inbox_page(
     user: Any,
     *,
@@ -109,12 +124,13 @@ def inbox_page(
     q: str = "",
     newest: bool = False,
     due: bool = False,
+    by: str = "",
     tab: str = "all",
     cursor: str | None = None,
     up_to: int | None = None,
 ) -> Page:
     """Pending interrupts, oldest first (or newest, or soonest due), filtered, one keyset page;
-    `tab` narrows it to one of `wfapp.assignment.TABS`.
+    `tab` narrows it to one of `wfapp.human.assignment.TABS`.
 
     With `up_to` (an `interrupt_watermark()` taken first), later interrupts are left to the
     live socket, so a page and its socket never both show one.
@@ -125,6 +141,8 @@ def inbox_page(
     total = rows.count()
     if due:
         return _by_due(rows, cursor, total)
+    if by in LIST_SORTS:
+        return Page(list(with_summary(rows).order_by(*LIST_SORTS[by])[:LIST_SORTED_PAGE]), None, total)
     order = ("-created_at", "-id") if newest else ("created_at", "id")
     after = decode_cursor(cursor, 2)
     moment = _moment(after[0]) if after else None
@@ -133,7 +151,8 @@ def inbox_page(
             rows = rows.filter(Q(created_at__lt=moment) | Q(created_at=moment, id__lt=after[1]))
         else:
             rows = rows.filter(Q(created_at__gt=moment) | Q(created_at=moment, id__gt=after[1]))
-    items = list(rows.order_by(*order)[: INBOX_PAGE + 1])
+    # With its run: a card says whether the run failed, and whether the viewer requested it.
+    items = list(with_summary(rows.select_related("session")).order_by(*order)[: INBOX_PAGE + 1])
     more = len(items) > INBOX_PAGE
     items = items[:INBOX_PAGE]
     next_cursor = encode_cursor(items[-1].created_at, items[-1].pk) if more else None
@@ -151,7 +170,11 @@ def _by_due(rows: QuerySet[Interrupt], cursor: str | None, total: int) -> Page:
             )
         else:
             rows = rows.filter(due_at__isnull=True, id__gt=after[1])
-    items = list(rows.order_by(F("due_at").asc(nulls_last=True), "id")[: INBOX_PAGE + 1])
+    items = list(
+        with_summary(rows.select_related("session")).order_by(F("due_at").asc(nulls_last=True), "id")[
+            : INBOX_PAGE + 1
+        ]
+    )
     more = len(items) > INBOX_PAGE
     items = items[:INBOX_PAGE]
     next_cursor = encode_cursor(items[-1].due_at or "", items[-1].pk) if more else None
@@ -230,6 +253,11 @@ def get_run(user: Any, session_id: str) -> Session | None:
     return visible_runs(user).select_related("created_by").filter(pk=session_id).first()
 
 
+def may_view_run(user: Any, session_id: str) -> bool:
+    """Whether `user` may see the run (``get_run`` without reading it: a live page's recheck)."""
+    return "\x00" not in session_id and visible_runs(user).filter(pk=session_id).exists()
+
+
 # -- events -------------------------------------------------------------------------------------
 
 _EVENT_FIELDS = ("seq", "timestamp", "kind", "node_path", "author", "data")
@@ -271,3 +299,10 @@ def state_deltas(session_id: str) -> list[Any]:
 def interrupt_watermark() -> int:
     """The highest interrupt id now: a page rendered now has seen every interrupt up to it."""
     return Interrupt.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+
+
+def failed_deliveries(user: Any) -> int | None:
+    """How many notifications could not be delivered, for those who may see deliveries (else None)."""
+    if not user.has_perm("wfapp.view_delivery"):
+        return None
+    return Delivery.objects.filter(status=DeliveryStatus.FAILED).count()

@@ -5,7 +5,8 @@ a filtered list is a URL to share. Every value is checked: a bad one is a `BadSe
 each mistake, and nothing is listed as if it had been filtered.
 
 The text search looks for the words in the stored input and output JSON, case-insensitive,
-over every run, through the index `wfapp.search_index` keeps on each database.
+over every run, through the index `wfapp.store.search_index` keeps on each database, and in
+the run's summary ("Ana: 2,300.00 travel", `wfapp.run_labels`).
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from urllib.parse import urlencode
 
 from django.db import connections
 from django.db.models import DurationField, ExpressionWrapper, F, Q, QuerySet
+from django.utils import timezone
 
-from wfapp import search_index
 from wfapp.models import RunStatus, Session
+from wfapp.store import search_index
+from wfapp.web import viewer_zone
 
 MAX_TEXT = 200
 _DURATION = re.compile(r"([0-9]{1,7})\s*([smhd]?)")
@@ -45,7 +48,7 @@ class RunSearch:
     workflow: str = ""
     q: str = ""  # part of the run id
     text: str = ""  # in the input or output
-    started_from: str = ""  # as written: a date or a date and time (UTC)
+    started_from: str = ""  # as written: a date or a date and time (the viewer's zone, else UTC)
     started_to: str = ""
     by: str = ""  # the starter's username
     min_duration: str = ""  # as written: 90, 90s, 5m, 2h, 1d
@@ -80,7 +83,8 @@ def parse(params: Mapping[str, Any]) -> RunSearch:
     for key in ("started_from", "started_to"):
         if values[key] and _moment(values[key], end=False) is None:
             problems.append(
-                f"{_LABELS[key]} {_shown(values[key])} is not a date: write 2026-01-31 or 2026-01-31T14:30 (UTC)."
+                f"{_LABELS[key]} {_shown(values[key])} is not a date: write {_example()}, 2026-01-31 "
+                "or 2026-01-31T14:30 (in your time zone)."
             )
     for key in ("min_duration", "max_duration"):
         if values[key] and _duration(values[key]) is None:
@@ -114,15 +118,18 @@ def _shown(value: str) -> str:
 
 
 def _moment(text: str, *, end: bool) -> datetime | None:
-    """A date (the day's start, or the next day's with `end`) or a date and time, in UTC."""
+    """A date (the day's start, or the next day's with `end`) or a date and time, written as
+    ISO 8601 or as the viewer writes dates (``viewer_zone.date_order``: 31/01/2026 14:30), in the
+    viewer's time zone (UTC for the API) unless it gives its offset."""
     if not text:
         return None
+    zone = timezone.get_current_timezone()
     try:
-        if len(text) == 10:
+        if len(text) == 10 and text[4] == "-":
             day = date.fromisoformat(text)
-            moment = datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1 if end else 0)
+            moment = datetime(day.year, day.month, day.day) + timedelta(days=1 if end else 0)
         else:
-            moment = datetime.fromisoformat(text)
+            moment = _written(text, end=end) or datetime.fromisoformat(text)
     except (ValueError, OverflowError):
         if len(text) == 10 and text.startswith("9999-12-31"):
             return _LATEST  # the end of the last day there is
@@ -132,7 +139,31 @@ def _moment(text: str, *, end: bool) -> datetime | None:
         return _EARLIEST
     if moment.year > 9000:
         return _LATEST
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+    return moment.replace(tzinfo=zone) if moment.tzinfo is None else moment
+
+
+_WRITTEN = re.compile(r"([0-9]{1,4})[./-]([0-9]{1,2})[./-]([0-9]{1,4})(?:[ T,]+([0-9]{1,2}):([0-9]{2}))?")
+
+
+def _written(text: str, *, end: bool) -> datetime | None:
+    """A date as the viewer writes it (day, month and year in their order), perhaps with a time."""
+    found = _WRITTEN.fullmatch(text.strip())
+    if found is None:
+        return None
+    parts = dict(zip(viewer_zone.date_order(), map(int, found.groups()[:3]), strict=True))
+    if found[1] and len(found[1]) == 4:  # 2026/01/31 is year first in any order
+        parts = {"y": int(found[1]), "m": int(found[2]), "d": int(found[3])}
+    if parts["y"] < 1000:
+        return None
+    moment = datetime(parts["y"], parts["m"], parts["d"])
+    if found[4] is not None:
+        return moment.replace(hour=int(found[4]), minute=int(found[5]))
+    return moment + timedelta(days=1 if end else 0)
+
+
+def _example() -> str:
+    """The last day of January 2026 as the viewer writes dates."""
+    return {"dmy": "31/01/2026", "mdy": "01/31/2026", "ymd": "2026/01/31"}[viewer_zone.date_order()]
 
 
 _EARLIEST = datetime(1900, 1, 1, tzinfo=UTC)
@@ -175,7 +206,7 @@ def apply(rows: QuerySet[Session], search: RunSearch) -> QuerySet[Session]:
     if not search.text:
         return rows
     vendor = connections[rows.db].vendor
-    found = Q()
+    found = Q(summary__icontains=search.text)
     for variant in _spellings(search.text.lower()):
         found |= search_index.containing(vendor, variant)
     return rows.filter(found)
@@ -191,7 +222,7 @@ def matches(session: Session, search: RunSearch) -> bool:
     low, high = search.start_bounds()
     shortest, longest = search.duration_bounds()
     took = session.updated_at - session.created_at
-    stored = json.dumps([session.input, session.output], ensure_ascii=False).lower()
+    stored = json.dumps([session.input, session.output], ensure_ascii=False).lower() + session.summary.lower()
     starter = session.created_by.get_username() if session.created_by else ""
     return (
         (not search.status or session.status == search.status)

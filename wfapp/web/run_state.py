@@ -14,6 +14,7 @@ from typing import Any
 from wfapp.web.readable import Row, answer_summary, pretty, preview, row, rows, summary
 
 ANONYMOUS_ACTOR = "user"  # the engine's author for an action nobody was named for
+NOT_A_PERSON = "deadline"  # engine.human.DEADLINE_ACTOR: a default answer, an escalation
 
 # What each event kind means for the status of the node at its path; others change nothing.
 _NODE_STATUS = {
@@ -91,6 +92,12 @@ class Entry:
     values: tuple[Row, ...] = ()  # the value as readable rows, shown unfolded under the preview
 
     @property
+    def by_person(self) -> bool:
+        """Whether a person did it (answered, commented, claimed, retried, cancelled, started):
+        the timeline's "People's events only" keeps these."""
+        return self.actor not in ("", ANONYMOUS_ACTOR, NOT_A_PERSON)
+
+    @property
     def raw(self) -> bool:
         """Whether `full` is the value as JSON (shown apart from the readable rows)."""
         return bool(self.values) and bool(self.full)
@@ -126,6 +133,9 @@ def describe_event(
         answer = data.get("answer") or {}
         actor = str(answer.get("actor") or author or "")
         title = f"Answered by {actor}" if actor else "Answered"
+        if answer.get("request_seq"):  # the asking it was bound to, and what its giver was shown
+            shown = f", as shown {str(answer['digest'])[:12]}" if answer.get("digest") else ""
+            title += f" (the question asked at #{answer['request_seq']}{shown})"
         value = answer.get("value")
         return Entry(
             seq,
@@ -143,7 +153,10 @@ def describe_event(
         words = {"claim": "Claimed", "unclaim": "Released", "reassign": "Reassigned", "escalate": "Escalated"}
         title = f"{words.get(str(decided.get('decision')), 'Reminded')} by {decided.get('actor') or author}"
         whom = ", ".join(map(str, decided.get("users") or []))
-        return Entry(seq, timestamp, kind, node_path, title, f"to {whom}" if whom else "")
+        actor = str(decided.get("actor") or author or "") if decided.get("decision") in words else ""
+        if decided.get("decision") == "escalate":
+            actor = ""  # the clock's
+        return Entry(seq, timestamp, kind, node_path, title, f"to {whom}" if whom else "", actor=actor)
     if kind == "error":
         error = data.get("error") or {}
         text = f"{error.get('type', 'Error')}: {error.get('message', '')}"

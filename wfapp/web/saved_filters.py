@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
@@ -10,10 +11,13 @@ from django.db import IntegrityError, transaction
 
 from wfapp.models import SavedFilter
 from wfapp.web import run_search
+from wfapp.web.human_steps import INBOX_TABS
 
 PAGES = dict(SavedFilter.PAGES)
 PER_PAGE = 30  # saved filters a user keeps per page
-INBOX_KEYS = ("workflow", "q", "sort")
+INBOX_KEYS = ("workflow", "q", "sort", "tab")  # the tab and the sort are kept too (issue 27)
+TABS = {value for value, _ in INBOX_TABS if value != "all"}
+SORT = re.compile(r"[a-z][a-z_-]{0,29}")  # a sort the inbox names (it falls back on one it does not know)
 
 
 class BadFilter(ValueError):
@@ -32,8 +36,10 @@ def query_of(page: str, params: Mapping[str, Any]) -> str:
         except run_search.BadSearch as bad:
             raise BadFilter(f"These filters cannot be saved: {bad}") from None
     values = {k: str(params.get(k) or "").replace("\x00", "").strip()[:200] for k in INBOX_KEYS}
-    if values["sort"] != "newest":
-        values["sort"] = ""
+    if values["sort"] == "oldest" or not SORT.fullmatch(values["sort"]):
+        values["sort"] = ""  # oldest first: the default
+    if values["tab"] not in TABS:
+        values["tab"] = ""
     return urlencode({k: v for k, v in values.items() if v})
 
 

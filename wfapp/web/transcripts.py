@@ -192,7 +192,15 @@ class _Reader:
 
 
 def _output_line(seq: int, output: Any) -> Line:
-    """An agent's output; an agent that handed the conversation on (``engine.agents.Transfer``) says to whom."""
+    """An agent's output; an agent that handed the conversation on (``engine.agents.Transfer``) says to whom.
+    A handed-to agent's output is recorded inside ``{"handoff_result": {"answer" | "transfer": ...}}``."""
+    handed = (
+        output.get("handoff_result")
+        if isinstance(output, dict) and set(output) == {"handoff_result"}
+        else None
+    )
+    if isinstance(handed, dict):
+        output = handed["transfer"] if "transfer" in handed else handed.get("answer")
     if isinstance(output, dict) and set(output) == {"transfer_to_agent", "messages"}:
         return Line(seq, "transfer", f"Handed the conversation to {output['transfer_to_agent']}")
     return Line(seq, "output", _text(output))

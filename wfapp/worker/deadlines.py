@@ -1,4 +1,4 @@
-"""The periodic job that fires the human steps' clocks in scaled mode (``wfapp.timers``).
+"""The periodic job that fires the human steps' clocks in scaled mode (``wfapp.runs.timers``).
 
 Every ``WFAPP_SWEEP_SECONDS`` one worker records the reminders, escalations and deadlines
 that are due. Two of these jobs running at once (two workers, a stalled one) still record one
@@ -11,10 +11,9 @@ from typing import Any
 
 from procrastinate.contrib.django import app
 
-from wfapp import timers
-
-from .dispatch import QUEUE
-from .tasks import SWEEP_PRIORITY, sweep_cron
+from wfapp.runs import timers
+from wfapp.runs.dispatch import QUEUE
+from wfapp.worker.schedule import SWEEP_PRIORITY, sweep_cron
 
 DEADLINES_TASK = "wfapp.deadlines"
 

@@ -11,9 +11,8 @@ from django.conf import settings
 from procrastinate.contrib.django import app
 
 from wfapp.notify.pump import pump_and_close
-
-from .dispatch import QUEUE
-from .tasks import every_seconds_cron
+from wfapp.runs.dispatch import QUEUE
+from wfapp.worker.schedule import every_seconds_cron
 
 NOTIFY_TASK = "wfapp.notify"
 

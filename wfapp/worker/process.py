@@ -1,6 +1,6 @@
 """One worker process (``manage.py wf worker``): a procrastinate worker executing runs.
 
-The process's runtime (``wfapp.runtime.Runtime``, named for this process: ``host:pid:token``)
+The process's runtime (``wfapp.runs.runtime.Runtime``, named for this process: ``host:pid:token``)
 holds and renews the leases of the runs its jobs advance; procrastinate fetches the jobs
 (LISTEN/NOTIFY, with polling as a fallback) and runs up to ``concurrency`` of them at once.
 
@@ -28,11 +28,12 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from wfapp import lease as leases
-from wfapp import runtime
-
-from .config import check_workers_config
-from .dispatch import defer_advance_async
+from wfapp.runs import runtime
+from wfapp.runs.dispatch import defer_advance_async
+from wfapp.runs.mode import check_workers_config
+from wfapp.store import doorbell
+from wfapp.store import lease as leases
+from wfapp.worker.handback import handed_back
 
 logger = logging.getLogger(__name__)
 
@@ -44,14 +45,11 @@ _SHUTDOWN_MARGIN = 10.0
 _JOBS_MARGIN = 5.0
 _DB_PROBE_SECONDS = 2.0
 
-# Runs whose turn was cut at shutdown: handed back once the leases are dropped.
-handed_back: set[str] = set()
-
 
 def register_tasks() -> None:
     """Import every module whose tasks a worker runs: runs and the sweep, the human steps'
     deadlines, notifications (each registers its tasks and periodic jobs on import)."""
-    from . import deadlines, notify_tasks, tasks  # noqa: F401
+    from wfapp.worker import deadlines, notify_tasks, tasks  # noqa: F401
 
 
 def db_timeout() -> float:
@@ -69,7 +67,7 @@ def run(*, concurrency: int, queues: Sequence[str] | None, announce: Any) -> int
         f"queues {', '.join(queues) if queues else 'all'} (SIGTERM drains; "
         f"grace {settings.WFAPP_WORKER_GRACE_SECONDS:g} s)"
     )
-    if "InMemoryChannelLayer" in settings.CHANNEL_LAYERS["default"]["BACKEND"]:
+    if doorbell.process_local():
         announce(
             "REDIS_URL is not set: pages served by other processes learn of this worker's "
             "changes only by polling; set REDIS_URL for live updates across processes"

@@ -24,11 +24,10 @@ from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
-from wfapp import lease as leases
-from wfapp.api import idempotency
 from wfapp.models import RunStatus, Session
-
-from .dispatch import ADVANCE_TASK, QUEUE, defer_advance_async
+from wfapp.runs.dispatch import ADVANCE_TASK, QUEUE, defer_advance_async
+from wfapp.store import idempotency
+from wfapp.store import lease as leases
 
 logger = logging.getLogger(__name__)
 

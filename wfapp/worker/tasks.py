@@ -20,31 +20,17 @@ from procrastinate.contrib.django import app
 
 from engine import Event
 from engine.events import ErrorInfo
-from wfapp import lease as leases
-from wfapp import runtime
 from wfapp.errors import UnknownWorkflowError
 from wfapp.models import Session
-from wfapp.store import DjangoEventStore
-
-from . import process
-from . import sweep as sweeping
-from .dispatch import ADVANCE_TASK, QUEUE, SWEEP_TASK
+from wfapp.runs import runtime
+from wfapp.runs.dispatch import ADVANCE_TASK, QUEUE, SWEEP_TASK
+from wfapp.store import lease as leases
+from wfapp.store.events import DjangoEventStore
+from wfapp.worker import sweep as sweeping
+from wfapp.worker.handback import handed_back
+from wfapp.worker.schedule import SWEEP_PRIORITY, sweep_cron
 
 logger = logging.getLogger(__name__)
-
-# Sweeps come before advances: a worker full of runs still takes up the runs of a dead one.
-SWEEP_PRIORITY = 10
-
-
-def every_seconds_cron(seconds: float) -> str:
-    """Every ``seconds`` (whole seconds, at least one), as a six-field cron."""
-    whole = max(1, round(float(seconds)))
-    return f"* * * * * */{whole}" if whole < 60 else f"*/{max(1, whole // 60)} * * * *"
-
-
-def sweep_cron() -> str:
-    """Every ``WFAPP_SWEEP_SECONDS``."""
-    return every_seconds_cron(settings.WFAPP_SWEEP_SECONDS)
 
 
 @app.task(name=ADVANCE_TASK, queue=QUEUE, pass_context=False)
@@ -59,7 +45,7 @@ async def advance_run(session_id: str, retry: bool = False) -> str:
     except asyncio.CancelledError:
         current = asyncio.current_task()
         if current is not None and current.cancelling():
-            process.handed_back.add(session_id)  # this job is cut at shutdown: hand the run back
+            handed_back.add(session_id)  # this job is cut at shutdown: hand the run back
             raise
         result = None  # the runtime stopped the turn itself (its lease was given up or taken)
     except UnknownWorkflowError as missing:

@@ -2,7 +2,7 @@
 
 A run is settled after a write once a worker has recorded a newer settled status (waiting,
 completed, failed, cancelled) than the one before the write, has no events after it, and
-holds no lease: exactly when a worker's release succeeds (``wfapp.lease.release``).
+holds no lease: exactly when a worker's release succeeds (``wfapp.store.lease.release``).
 """
 
 from __future__ import annotations

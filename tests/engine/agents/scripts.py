@@ -9,6 +9,8 @@ from typing import Any
 from pydantic_ai import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
+from engine import START, Workflow
+
 Turn = ModelResponse | Callable[[list[ModelMessage], AgentInfo], ModelResponse]
 
 
@@ -19,6 +21,11 @@ def text(content: str) -> ModelResponse:
 def call(tool: str, arguments: dict[str, Any], call_id: str | None = None) -> ModelResponse:
     part = ToolCallPart(tool, arguments) if call_id is None else ToolCallPart(tool, arguments, call_id)
     return ModelResponse(parts=[part])
+
+
+def alone(agent: Any) -> Workflow:
+    """A workflow of just ``agent``, after START."""
+    return Workflow(name="wf", edges=[(START, agent)])
 
 
 class Script:

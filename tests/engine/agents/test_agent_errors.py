@@ -239,7 +239,7 @@ async def test_a_tool_asking_the_model_to_retry_is_recorded_and_replayed(
 
     assert "ids start with B" in " ".join(part_texts(script.last_parts(2)))  # the model was told
     log = await read_log(runner, waiting.session_id)
-    assert log.outputs()["wf@1/clerk@1/find@1.1"] == {"retry": "there is no order A1; ids start with B"}
+    assert log.outputs()["wf@1/clerk@1/find@1.1"]["retry"] == "there is no order A1; ids start with B"
     done = await runner.resume(waiting.session_id, {waiting.interrupts[0].id: {"approved": True}})
     assert done.output == "Done."
     assert looked == ["A1", "B1"]  # replayed: the recorded retry and result, not new calls

@@ -55,7 +55,9 @@ async def test_transfer_hands_the_conversation_and_the_output_to_the_sub_agent(
     assert billing.instructions == ["You handle billing."]
     log = await read_log(runner, result.session_id)
     assert "wf@1/triage@1/billing@1/model@1" in log.ran()
-    assert log.outputs()["wf@1/triage@1/billing@1"] == "Your invoice is fixed."
+    assert log.outputs()["wf@1/triage@1/billing@1"] == {
+        "handoff_result": {"answer": "Your invoice is fixed."}
+    }
 
 
 async def test_the_transfer_tool_offers_only_the_sub_agents(store: InMemoryEventStore) -> None:
@@ -141,7 +143,10 @@ async def test_a_sub_agent_hands_the_conversation_back_to_its_parent(
         "wf@1/triage@1/billing@1/model@1",
         "wf@1/triage@1/model@2",
     ]
-    assert log.outputs()["wf@1/triage@1/billing@1"]["transfer_to_agent"] == "triage"
+    assert (
+        log.outputs()["wf@1/triage@1/billing@1"]["handoff_result"]["transfer"]["transfer_to_agent"]
+        == "triage"
+    )
 
 
 async def test_a_sub_agent_hands_the_conversation_on_to_a_peer(

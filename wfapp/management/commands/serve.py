@@ -4,7 +4,8 @@ Daphne has no ASGI lifespan, so the runtime starts here: once the reactor runs, 
 takes up runs left behind and then executes runs as they are started or answered. With
 ``WFAPP_RUNTIME=workers`` this process executes no runs (``manage.py wf worker`` does); its
 runtime only rings doorbells for other processes' commits when there is no Redis to carry them.
-It refuses to start, saying what to run, on a database that is not migrated or (production
+Request bodies are capped as Daphne reads them (``wfapp.management.body_limit``). It refuses
+to start, saying what to run, on a database that is not migrated or (production
 profile) before ``collectstatic``: either would answer 500 on every page.
 """
 
@@ -15,8 +16,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
-from wfapp.checks import migration_problem, static_problem
-from wfapp.worker.config import WorkersMisconfigured, check_workers_config, workers_mode
+from wfapp.demos import expense_approval_people as people
+from wfapp.runs.checks import migration_problem, static_problem
+from wfapp.runs.mode import WorkersMisconfigured, check_workers_config, workers_mode
 
 
 class Command(BaseCommand):
@@ -36,13 +38,15 @@ class Command(BaseCommand):
         import asyncio
         import gc
 
+        import daphne.server  # noqa: F401  (installs the reactor: before twisted.internet's)
         from daphne.endpoints import build_endpoint_description_strings
-        from daphne.server import Server
         from django.conf import settings
         from twisted.internet import defer, reactor
 
-        from wfapp import runtime
         from wfapp.asgi import application
+        from wfapp.management.body_limit import Server
+        from wfapp.runs import runtime
+        from wfapp.store import doorbell
 
         scaled = workers_mode()
         if scaled:
@@ -50,7 +54,7 @@ class Command(BaseCommand):
                 check_workers_config()
             except WorkersMisconfigured as error:
                 raise CommandError(str(error)) from None
-        in_memory = "InMemoryChannelLayer" in settings.CHANNEL_LAYERS["default"]["BACKEND"]
+        in_memory = doorbell.process_local()
         engine = runtime.Runtime(sweep=False, watch=in_memory) if scaled else runtime.Runtime()
         runtime.install(engine)
 
@@ -76,9 +80,14 @@ class Command(BaseCommand):
                     "REDIS_URL is not set: live updates across processes need it (this process polls "
                     "the database for other processes' changes instead)"
                 )
+        if people.registered():  # last, next to the address: who to log in as
+            for line in people.login_lines():
+                self.stdout.write(line)
+            connections.close_all()
         self.stdout.flush()
         Server(
             application=application,
+            max_request_bytes=settings.WFAPP_MAX_REQUEST_BYTES,
             endpoints=build_endpoint_description_strings(host=host, port=port),
             ready_callable=ready,
             websocket_max_message_size=settings.DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE,

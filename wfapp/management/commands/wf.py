@@ -27,18 +27,27 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
 from engine import limits
-from engine.errors import InterruptAlreadyAnswered, UnknownInterruptError, UnreadableLogError, ValueLimitError
-from wfapp import audit, comments, services, versions
-from wfapp.checks import migration_problem
+from engine.errors import (
+    AskingChangedError,
+    AskingClosedError,
+    InterruptAlreadyAnswered,
+    UnknownInterruptError,
+    UnreadableLogError,
+    ValueLimitError,
+)
 from wfapp.errors import BadRequest, PayloadTooLargeError, UnknownWorkflowError
-from wfapp.inputs import parse_json
-from wfapp.models import AttemptOutcome
+from wfapp.human import audit, comments
+from wfapp.models import AttemptOutcome, Interrupt
 from wfapp.registry import all_versions, all_workflows
-from wfapp.reports import run_report
-from wfapp.runtime import Runtime
-from wfapp.store import close_connections
+from wfapp.runs import answering, interventions, starting, versions
+from wfapp.runs.checks import migration_problem
+from wfapp.runs.inputs import parse_json
+from wfapp.runs.mode import WorkersMisconfigured, check_workers_config, workers_mode
+from wfapp.runs.reports import interrupt_report, run_report
+from wfapp.runs.runtime import Runtime
+from wfapp.store.events import close_connections
+from wfapp.store.rows import pending_row
 from wfapp.worker import health, process, wait
-from wfapp.worker.config import WorkersMisconfigured, check_workers_config, workers_mode
 
 
 class Command(BaseCommand):
@@ -61,6 +70,19 @@ class Command(BaseCommand):
         answer.add_argument("--answer", required=True, help="the answer, as JSON")
         answer.add_argument("--user", required=True, help="who answers (needs wfapp.answer_interrupt)")
         answer.add_argument("--reason", help="reject an approve/reject question with this reason")
+        answer.add_argument(
+            "--asking",
+            type=int,
+            metavar="SEQ",
+            help="answer only this asking of the interrupt (its request_seq, as `wf show` lists it); "
+            "refused once it no longer waits, even when the interrupt id is asked again",
+        )
+        answer.add_argument("--digest", help="with --asking: the digest of the question as it was shown")
+        answer.add_argument(
+            "--override-claim",
+            action="store_true",
+            help="answer over another user's claim (superusers and holders of wfapp.reassign_interrupt)",
+        )
         comment = actions.add_parser("comment", help="comment on a run or one of its questions")
         comment.add_argument("run")
         comment.add_argument("--text", required=True, help="the comment")
@@ -82,6 +104,12 @@ class Command(BaseCommand):
         create = token_actions.add_parser("create", help="create a token; prints it (only this once)")
         create.add_argument("user")
         create.add_argument("--name", default="command line", help="what the token is for")
+        create.add_argument("--days", type=int, help="days until it expires (default WFAPP_API_TOKEN_DAYS)")
+        create.add_argument("--never-expires", action="store_true", help="a token that never expires")
+        create.add_argument("--read-only", action="store_true", help="the token may read but change nothing")
+        create.add_argument(
+            "--workflow", action="append", default=[], help="limit it to this workflow (repeatable)"
+        )
         revoke = token_actions.add_parser("revoke", help="revoke a token by its id")
         revoke.add_argument("user")
         revoke.add_argument("token_id", type=int)
@@ -164,7 +192,7 @@ class Command(BaseCommand):
             {
                 "name": name,
                 "description": wf.describe().get("description", ""),
-                "input_schema": wf.input_schema,
+                "input_schema": wf.input_json_schema,
                 "version": wf.version,
                 "versions": list(all_versions()[name]),
             }
@@ -176,11 +204,11 @@ class Command(BaseCommand):
         user = await _user(options.get("user"))
         if workers_mode():
             await sync_to_async(check_workers_config)(needs_workers_mode=False)
-            session_id = await services.start_run(options["workflow"], node_input, user=user)
+            session_id = await starting.start_run(options["workflow"], node_input, user=user)
             await _wait(options, session_id, 0)
             return await sync_to_async(run_report)(session_id)
         engine = Runtime(sweep=False)
-        session_id, lease = await services.create_run(
+        session_id, lease = await starting.create_run(
             options["workflow"], node_input, user=user, owner=engine.owner
         )
         assert lease is not None
@@ -198,21 +226,34 @@ class Command(BaseCommand):
         if scaled:
             await sync_to_async(check_workers_config)(needs_workers_mode=False)
         before = await sync_to_async(wait.settled_seq)(options["run"]) if scaled else 0
+        row = await sync_to_async(_asking_row)(options)
         try:
-            await services.answer_interrupt(
+            await answering.answer_interrupt(
                 options["run"],
                 options["interrupt_id"],
                 value,
                 user=user,
                 advance=scaled,
                 reason=options.get("reason"),
+                asking=audit.asking_of(row, options.get("digest")) if row is not None else None,
+                override_claim=bool(options.get("override_claim")),
             )
+        except (AskingClosedError, AskingChangedError):
+            assert row is not None
+            await row.arefresh_from_db()
+            reason = await sync_to_async(audit.stale_reason)(row)
+            raise CommandError(
+                f"Interrupt {options['interrupt_id']!r} asked at seq {row.request_seq}: {reason} "
+                "This answer was not recorded"
+            ) from None
         except InterruptAlreadyAnswered as refused:
             when = refused.answered_at
             at = f" at {when:%Y-%m-%d %H:%M:%S} UTC" if hasattr(when, "strftime") else ""
             who = refused.answered_by or "someone else"
+            asked = f" asked at seq {row.request_seq}" if row is not None else ""
             raise CommandError(
-                f"Interrupt {options['interrupt_id']!r} was already answered by {who}{at}; this answer was not recorded"
+                f"Interrupt {options['interrupt_id']!r}{asked} was already answered by {who}{at}; "
+                "this answer was not recorded"
             ) from None
         except UnknownWorkflowError as gone:
             raise CommandError(
@@ -227,7 +268,11 @@ class Command(BaseCommand):
             await _wait(options, options["run"], before)
         else:
             await _advance_here(options["run"])
-        return await sync_to_async(run_report)(options["run"])
+        report = await sync_to_async(run_report)(options["run"])
+        if row is not None:  # which asking the answer went to (a loop may ask the id again)
+            await row.arefresh_from_db()
+            report["answered_asking"] = interrupt_report(row)
+        return report
 
     async def _comment(self, options: dict[str, Any]) -> Any:
         user = await _user(options["user"])
@@ -238,7 +283,7 @@ class Command(BaseCommand):
 
     async def _cancel(self, options: dict[str, Any]) -> Any:
         user = await _user(options.get("user"))
-        await services.cancel_run(options["run"], user=user, reason=options.get("reason") or "")
+        await interventions.cancel_run(options["run"], user=user, reason=options.get("reason") or "")
         return await sync_to_async(run_report)(options["run"])
 
     async def _retry(self, options: dict[str, Any]) -> Any:
@@ -249,11 +294,11 @@ class Command(BaseCommand):
             await sync_to_async(check_workers_config)(needs_workers_mode=False)
             before = await sync_to_async(wait.settled_seq)(options["run"])
             user = await _user(options.get("user"))
-            await services.retry_run(options["run"], user=user, **edit)
+            await interventions.retry_run(options["run"], user=user, **edit)
             await _wait(options, options["run"], before)
             return await sync_to_async(run_report)(options["run"])
         user = await _user(options.get("user"))
-        await services.record_retry(options["run"], user=user, **edit)
+        await interventions.record_retry(options["run"], user=user, **edit)
         await _advance_here(options["run"], retry=True)
         return await sync_to_async(run_report)(options["run"])
 
@@ -269,10 +314,23 @@ class Command(BaseCommand):
             self.stderr.write(f"Token {options['token_id']} of {user} revoked.")
             return
         try:
-            record, text = tokens.issue(user, options["name"])
+            days = (
+                None
+                if options["never_expires"]
+                else (tokens.DEFAULT if options["days"] is None else options["days"])
+            )
+            record, text = tokens.issue(
+                user,
+                options["name"],
+                days=days,
+                read_only=options["read_only"],
+                workflows=options["workflow"],
+            )
         except ValueError as refused:
             raise CommandError(str(refused)) from None
-        self.stderr.write(f"Token {record.pk} ({record.name!r}) for {user}; it is shown only this once:")
+        self.stderr.write(
+            f"{tokens.describe(record).capitalize()}, id {record.pk} ({record.name!r}); it is shown only this once:"
+        )
         self.stdout.write(text)
 
     async def _workers(self, options: dict[str, Any]) -> Any:
@@ -362,9 +420,23 @@ async def _drive(engine: Runtime, lease: Any, *, retry: bool = False) -> None:
 
 async def _advance_here(session_id: str, *, retry: bool = False) -> None:
     """Execute the run here under a lease; if a server holds it, it is the server's to finish."""
-    from wfapp import lease as leases
+    from wfapp.store import lease as leases
 
     engine = Runtime(sweep=False)
     lease = await sync_to_async(leases.claim)(session_id, engine.owner, engine.ttl)
     if lease is not None:
         await _drive(engine, lease, retry=retry)
+
+
+def _asking_row(options: dict[str, Any]) -> Interrupt | None:
+    """The asking ``wf answer`` answers: ``--asking`` (any status: a closed one is refused with
+    why), else the one pending now; None when there is none (the answer is refused as unknown)."""
+    run, interrupt_id, seq = options["run"], options["interrupt_id"], options.get("asking")
+    if seq is None:
+        if options.get("digest"):
+            raise CommandError("--digest goes with --asking: name the asking it was shown for")
+        return pending_row(run, interrupt_id)
+    row = Interrupt.objects.filter(session_id=run, interrupt_id=interrupt_id, request_seq=seq).first()
+    if row is None:
+        raise CommandError(f"Run {run!r} never asked {interrupt_id!r} at seq {seq}; nothing was recorded")
+    return row

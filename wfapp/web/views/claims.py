@@ -1,4 +1,4 @@
-"""Claim, unclaim and reassign a question from its inbox card (the services decide)."""
+"""Claim, unclaim and reassign a question from its inbox card (``wfapp.human.claims`` decides)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from engine.errors import CallerError
-from wfapp import claims
 from wfapp.errors import BadRequest, NotPermitted
+from wfapp.human import claims
 from wfapp.web import presenter, queries
 from wfapp.web.http import is_fragment_request, notice
 from wfapp.web.views.inbox import safe_next
@@ -23,7 +23,12 @@ def _decide(request: HttpRequest, pk: int, decision: str, users: list[str] | Non
     target = f"#interrupt-{pk}"
     try:
         async_to_sync(claims.decide_interrupt)(
-            row.session_id, row.interrupt_id, decision, user=request.user, users=users
+            row.session_id,
+            row.interrupt_id,
+            decision,
+            user=request.user,
+            users=users,
+            request_seq=row.request_seq,
         )
     except NotPermitted as refused:
         return notice(request, str(refused), status=403, target=target, swap="afterbegin")

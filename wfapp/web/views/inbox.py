@@ -7,6 +7,7 @@ from functools import partial
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -17,38 +18,53 @@ from django_htmx.http import reswap, retarget
 
 from engine import limits
 from engine.errors import (
+    AskingChangedError,
+    AskingClosedError,
     InterruptAlreadyAnswered,
     InvalidAnswerError,
     SessionStateError,
     UnknownInterruptError,
     ValueLimitError,
 )
-from wfapp import assignment, audit, bulk, services
 from wfapp.errors import (
+    ClaimHeldError,
     NotAssignedError,
     NotPermitted,
     RejectionReasonError,
+    RunFailedError,
     RunStateError,
     UnknownRunError,
     UnknownWorkflowError,
 )
+from wfapp.human import assignment, audit
+from wfapp.human.permissions import can_answer
 from wfapp.models import AttemptOutcome, Interrupt, InterruptStatus
-from wfapp.permissions import can_answer
+from wfapp.runs import answering, bulk
 from wfapp.schema_forms.values import nearest_key
 from wfapp.web import presenter, queries, saved_filters
 from wfapp.web.http import is_fragment_request, notice, page_or_fragment, too_large, too_large_message
 from wfapp.web.human_steps import INBOX_TABS
 
+VIEW_COOKIE = "wfapp_inbox_view"  # the inbox's view last chosen: "cards" or "list"
+
 
 def inbox_filters(request: HttpRequest) -> dict[str, Any]:
     tab = request.GET.get("tab", "all")
+    sort = request.GET.get("sort", "")
     return {
         "workflow": request.GET.get("workflow", "").replace("\x00", "").strip(),
         "q": request.GET.get("q", "").replace("\x00", "").strip()[:200],
-        "newest": request.GET.get("sort") == "newest",
-        "due": request.GET.get("sort") == "due",
+        "newest": sort == "newest",
+        "due": sort == "due",
+        "by": sort if sort in queries.LIST_SORTS else "",
         "tab": tab if tab in assignment.TABS else "all",
     }
+
+
+def inbox_view(request: HttpRequest) -> str:
+    """The view asked for (``?view=``), else the one last chosen (its cookie), else cards."""
+    chosen = request.GET.get("view") or request.COOKIES.get(VIEW_COOKIE, "")
+    return chosen if chosen in ("cards", "list") else "cards"
 
 
 @require_GET
@@ -69,11 +85,17 @@ def inbox(request: HttpRequest) -> HttpResponse:
         "saved": partial(saved_filters.listed, request.user, "inbox"),  # read on full pages only
         "rendered_at": timezone.now().isoformat(),
         "can_answer": can_answer(request.user),
+        "undo_seconds": settings.WFAPP_UNDO_SECONDS,
         "more": bool(request.GET.get("after")),
         "swap_socket": is_fragment_request(request) and not request.GET.get("after"),
+        "view": inbox_view(request),
     }
     fragment = "more" if request.GET.get("after") else "list"
-    return page_or_fragment(request, "wfapp/inbox.html", fragment, context)
+    response = page_or_fragment(request, "wfapp/inbox.html", fragment, context)
+    view = inbox_view(request)
+    if request.GET.get("view") == view:  # remembered for the next visit
+        response.set_cookie(VIEW_COOKIE, view, max_age=365 * 86400, samesite="Lax")
+    return response
 
 
 @require_GET
@@ -120,11 +142,33 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
             )
         return _invalid(request, ask)
     try:
-        async_to_sync(services.answer_interrupt)(
-            row.session_id, row.interrupt_id, ask.form.value, user=request.user, reason=reason
+        async_to_sync(answering.answer_interrupt)(
+            row.session_id,
+            row.interrupt_id,
+            ask.form.value,
+            user=request.user,
+            reason=reason,
+            asking=audit.asking_of(row, request.POST.get("digest")),
+            override_claim=request.POST.get("override_claim") == "1",
         )
-    except RejectionReasonError as refused:  # a rejection with reason without its reason
-        return notice(request, str(refused), status=422, target=f"#answer-{target[1:]}", swap="afterbegin")
+    except ClaimHeldError as held:  # someone else holds it: answered only once the override is ticked
+        message = f"{held} Tick “Answer over {held.holder}'s claim” to send it."
+        return notice(
+            request, message, status=409, kind="conflict", target=f"#answer-{target[1:]}", swap="afterbegin"
+        )
+    except (AskingClosedError, AskingChangedError):  # asked again, withdrawn, or shows something else now
+        row.refresh_from_db()
+        return notice(
+            request,
+            f"{audit.stale_reason(row)} Your answer was not recorded.",
+            status=409,
+            kind="conflict",
+            target=f"#answer-{target[1:]}",
+            swap="afterbegin",
+        )
+    except RejectionReasonError as refused:  # a reason without a rejection, or a rejection without its reason
+        ask.form.refuse_reason(str(refused))
+        return _invalid(request, ask)
     except InvalidAnswerError as invalid:
         for key, messages in invalid.field_errors.items():
             ask.form.errors.setdefault(key, []).extend(messages)
@@ -133,6 +177,11 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
         return _invalid(request, ask)
     except InterruptAlreadyAnswered:
         return _lost_race(request, row, ask)
+    except RunFailedError as refused:  # never a silent retry: the card says so, in place
+        message = f"{refused}. Your answer was not recorded."
+        return notice(
+            request, message, status=409, kind="conflict", target=f"#answer-{target[1:]}", swap="afterbegin"
+        )
     except (SessionStateError, RunStateError, UnknownInterruptError):
         message = "This question is no longer open: the run has moved on. Your answer was not recorded."
         return notice(request, message, status=409, kind="conflict", target=target)
@@ -199,22 +248,26 @@ def _invalid(request: HttpRequest, ask: presenter.AskView) -> HttpResponse:
 
 
 BULK_LIMIT = 200  # one request answers at most this many, so it stays short
-_ID = re.compile(r"[0-9]{1,19}")  # ASCII digits only: str.isdigit() and int() take '١٢' and '²'
+# A tick: the question's id, and the digest of what its card showed (ASCII digits only: str.isdigit()
+# and int() take '١٢' and '²').
+_TICK = re.compile(r"([0-9]{1,19})(?::([0-9a-f]{64}))?")
 MAX_ID = 2**63 - 1  # the largest primary key a database keeps
 
 
-def bulk_ids(values: list[str]) -> list[int]:
-    """The ticked interrupt ids; ``ValueError`` naming the first that is not one."""
-    ids = []
+def bulk_ids(values: list[str]) -> list[tuple[int, str]]:
+    """The ticked interrupt ids, each with the digest its card showed ("" when not sent);
+    ``ValueError`` naming the first that is not one."""
+    ticks = []
     for value in values:
-        if not _ID.fullmatch(value) or not 1 <= int(value) <= MAX_ID:
+        tick = _TICK.fullmatch(value)
+        if tick is None or not 1 <= int(tick[1]) <= MAX_ID:
             shown = value if len(value) <= 30 else value[:29] + "…"
             raise ValueError(
                 f"{shown!r} is not an interrupt id: ids are whole numbers from 1 to {MAX_ID}, "
                 "written with the digits 0-9. Nothing was answered."
             )
-        ids.append(int(value))
-    return ids
+        ticks.append((int(tick[1]), tick[2] or ""))
+    return ticks
 
 
 @require_POST
@@ -229,11 +282,18 @@ def bulk_answer(request: HttpRequest) -> HttpResponse:
         ticked = bulk_ids(request.POST.getlist("ids"))
     except ValueError as bad:
         return notice(request, limits.safe_text(str(bad)), status=400)
-    ids = ticked[:BULK_LIMIT]
+    ids = [pk for pk, _ in ticked[:BULK_LIMIT]]
     rows = {row.pk: row for row in queries.answerable(request.user).filter(pk__in=ids)}
     audit.record_forbidden(ids, request.user, {"decision": request.POST.get("decision", "")})
     try:
-        results = bulk.answer(ids, rows, approve, user=request.user, reason=request.POST.get("reason", ""))
+        results = bulk.answer(
+            ids,
+            rows,
+            approve,
+            user=request.user,
+            reason=request.POST.get("reason", ""),
+            digests=dict(ticked[:BULK_LIMIT]),
+        )
     except RejectionReasonError as refused:  # the reason missing, or given with approvals
         return notice(request, str(refused), status=422, target="#bulk-results", swap="innerHTML")
     if len(ticked) > BULK_LIMIT:

@@ -1,4 +1,4 @@
-"""Signed answer links (``wfapp.answer_links``): GET shows the question, POST answers it; no login."""
+"""Signed answer links (``wfapp.runs.answer_links``): GET shows the question, POST answers it; no login."""
 
 from __future__ import annotations
 
@@ -6,11 +6,19 @@ from asgiref.sync import async_to_sync
 from django.contrib.auth.decorators import login_not_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from engine.errors import InterruptAlreadyAnswered, InvalidAnswerError, ValueLimitError
-from wfapp import answer_links
+from engine.errors import (
+    AskingChangedError,
+    AskingClosedError,
+    InterruptAlreadyAnswered,
+    InvalidAnswerError,
+    ValueLimitError,
+)
 from wfapp.errors import NotPermitted, RejectionReasonError, UnknownRunError
+from wfapp.human import audit
+from wfapp.runs import answer_links
 from wfapp.web import presenter
 
 TEMPLATE = "wfapp/answer_link.html"
@@ -21,6 +29,7 @@ def _refused(request: HttpRequest, reason: str) -> HttpResponse:
 
 
 @login_not_required  # the signed link stands in for the login
+@never_cache  # "no-store": no cache keeps the page (and its form) the link opened
 @require_http_methods(["GET", "POST"])
 def answer_link(request: HttpRequest, token: str) -> HttpResponse:
     if not answer_links.enabled():
@@ -39,12 +48,18 @@ def answer_link(request: HttpRequest, token: str) -> HttpResponse:
     if not ask.form.is_valid():
         return render(request, TEMPLATE, context, status=200 if ask.form.editing else 422)
     try:
-        async_to_sync(answer_links.answer)(token, ask.form.value, reason)
+        async_to_sync(answer_links.answer)(token, ask.form.value, reason, request.POST.get("digest"))
     except answer_links.LinkRefused as refused:
         return _refused(request, str(refused))
-    except (InvalidAnswerError, ValueLimitError, RejectionReasonError) as invalid:
+    except RejectionReasonError as refused:
+        ask.form.refuse_reason(str(refused))
+        return render(request, TEMPLATE, context, status=422)
+    except (InvalidAnswerError, ValueLimitError) as invalid:
         ask.form.errors.setdefault("", []).append(str(invalid))
         return render(request, TEMPLATE, context, status=422)
+    except (AskingClosedError, AskingChangedError):
+        link.interrupt.refresh_from_db()
+        return _refused(request, f"{audit.stale_reason(link.interrupt)} Your answer was not recorded.")
     except InterruptAlreadyAnswered as first:
         return _refused(
             request, f"This question was already answered by {first.answered_by or 'someone else'}."

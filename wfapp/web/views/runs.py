@@ -19,10 +19,11 @@ from django_htmx.http import HttpResponseClientRefresh, push_url
 from engine import limits
 from engine.errors import NotFailedNodeError, ValueLimitError
 from engine.runner import check_reason
-from wfapp import comments, permissions, services
 from wfapp.errors import InputValidationError, NotPermitted, RunStateError, UnknownRunError
+from wfapp.human import comments, permissions
+from wfapp.human.permissions import can_answer
 from wfapp.models import RunStatus
-from wfapp.permissions import can_answer
+from wfapp.runs import interventions
 from wfapp.web import presenter, queries, run_search, saved_filters, state_diff
 from wfapp.web.failure_cards import failure_cards, retry_edited
 from wfapp.web.http import is_fragment_request, notice, page_or_fragment, too_large, too_large_message
@@ -50,6 +51,7 @@ def runs(request: HttpRequest) -> HttpResponse:
         "statuses": RunStatus.values,
         "workflows": presenter.workflow_names(),
         "pending_count": queries.pending_count(request.user),
+        "failed_deliveries": queries.failed_deliveries(request.user),
         "swap_socket": is_fragment_request(request) and not request.GET.get("after"),
         "rendered_at": rendered_at.isoformat(),
     }
@@ -165,7 +167,7 @@ def comment(request: HttpRequest, session_id: str) -> HttpResponse:
 @require_POST
 @login_required
 def cancel(request: HttpRequest, session_id: str) -> HttpResponse:
-    return _action(request, session_id, services.cancel_run, reason=request.POST.get("reason", ""))
+    return _action(request, session_id, interventions.cancel_run, reason=request.POST.get("reason", ""))
 
 
 @require_POST
@@ -176,7 +178,7 @@ def retry(request: HttpRequest, session_id: str) -> HttpResponse:
     node = request.POST.get("node") or request.GET.get("node") or None
     reason = request.POST.get("reason", "")
     if request.GET.get("edit") != "1":
-        return _action(request, session_id, services.retry_run, node=node, reason=reason)
+        return _action(request, session_id, interventions.retry_run, node=node, reason=reason)
     session = _run(request, session_id)
     if node is None:
         return notice(request, "An edited input needs the failed node it is for (node=...)", status=422)
@@ -186,12 +188,9 @@ def retry(request: HttpRequest, session_id: str) -> HttpResponse:
         return notice(request, str(refused), status=422)
     if too_large(request):
         return notice(request, too_large_message(request, "input"), status=413)
-    if not permissions.can_retry(
-        request.user, session
-    ):  # before the form: its errors are no one else's business
-        return notice(
-            request, f"{request.user.get_username()} may not retry runs: ask an administrator.", status=403
-        )
+    refusal = permissions.edit_refusal(request.user, session)
+    if refusal is not None:  # before the form: its errors are no one else's business
+        return notice(request, f"{refusal}.", status=403)
     card = next((c for c in failure_cards(session, (node, request.POST)) if c.node.path == node), None)
     if card is None or card.form is None:
         return notice(request, f"Node {node!r} is not a failed node of this run", status=409, kind="conflict")

@@ -14,12 +14,12 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from engine.errors import ValueLimitError
-from wfapp import services, versions
 from wfapp.errors import InputValidationError, NotPermitted, UnknownWorkflowError
-from wfapp.permissions import can_start, check_start
+from wfapp.human.permissions import can_check_replays, can_start, check_start
 from wfapp.registry import all_workflows
+from wfapp.runs import starting, versions
 from wfapp.schema_forms.form import SchemaForm
-from wfapp.web import queries
+from wfapp.web import queries, who_answers
 from wfapp.web.graph.svg import render_graph
 from wfapp.web.http import is_fragment_request, notice, too_large, too_large_message
 
@@ -32,7 +32,7 @@ def _card(workflow: Any, user: Any, data: Any = None) -> dict[str, Any]:
         "description": describe.get("description") or "",
         "graph": mark_safe(render_graph(describe, id_prefix=f"graph-{workflow.name}")),
         "form": SchemaForm(
-            workflow.input_schema, data=data, id_prefix=f"start-{workflow.name}-", root_label="Input"
+            workflow.input_json_schema, data=data, id_prefix=f"start-{workflow.name}-", root_label="Input"
         ),
         "start_url": reverse("workflow-start", args=[workflow.name]),
         "url": reverse("workflow", args=[workflow.name]),
@@ -63,12 +63,18 @@ CHECKED_RUNS = 50
 @require_GET
 @login_required
 def workflow(request: HttpRequest, name: str) -> HttpResponse:
+    """One workflow; its open runs counted and checked only as far as the viewer may see them,
+    and their replay checks only for those who may retry them."""
+    may_check = can_check_replays(request.user, name)
     context = {
         "card": _card(_workflow(name), request.user),
         "pending_count": queries.pending_count(request.user),
-        "versions": versions.open_counts(name),
-        "checks": versions.check_runs(name, limit=CHECKED_RUNS),
+        "versions": versions.open_counts(name, viewer=request.user),
+        "may_check": may_check,
+        "checks": versions.check_runs(name, limit=CHECKED_RUNS, viewer=request.user) if may_check else [],
         "checked_limit": CHECKED_RUNS,
+        "asking_steps": who_answers.asking_steps(name),
+        "rules": who_answers.rules(name),
     }
     return render(request, "wfapp/workflow.html", context)
 
@@ -89,7 +95,7 @@ def start(request: HttpRequest, name: str) -> HttpResponse:
     form: SchemaForm = card["form"]
     if form.is_valid():
         try:
-            run_id = async_to_sync(services.start_run)(name, form.value, user=request.user)
+            run_id = async_to_sync(starting.start_run)(name, form.value, user=request.user)
         except InputValidationError as invalid:
             form.add_errors(invalid.field_errors)
         except ValueLimitError as refused:  # the form's own checks let nothing like this through
