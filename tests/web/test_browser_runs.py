@@ -52,7 +52,10 @@ def test_a_waiting_run_is_cancelled_and_leaves_the_inbox(browser: Browser, serve
     page = inbox
     page.wait_for_url("**/runs/*/")
     page.once("dialog", lambda dialog: dialog.accept())
-    page.get_by_role("button", name="Cancel run").click()
+    # The live update may show "cancelled" first; the answer to the POST then reloads the page.
+    # Wait for that reload, or it would abort the navigation below.
+    with page.expect_navigation():
+        page.get_by_role("button", name="Cancel run").click()
     expect(page.locator("#run-status")).to_have_text("cancelled")
     expect(page.locator("#run-result")).to_contain_text("This run was cancelled.")
     expect(page.get_by_role("button", name="Cancel run")).to_have_count(0)
