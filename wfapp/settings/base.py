@@ -13,6 +13,7 @@ from wfapp.settings.environment import (
     env_bool,
     env_list,
     env_secrets,
+    lease_seconds,
     runtime_mode,
 )
 
@@ -132,7 +133,7 @@ WFAPP_EMBEDDED_RUNTIME = env_bool("WFAPP_EMBEDDED_RUNTIME", WFAPP_RUNTIME == "em
 # A stopping worker lets its runs' turns finish this long, then cuts them and hands them back.
 WFAPP_WORKER_GRACE_SECONDS = float(os.environ.get("WFAPP_WORKER_GRACE_SECONDS", "20"))
 # A worker holds a run's lease this long without renewing it; it renews every third of it.
-WFAPP_LEASE_SECONDS = float(os.environ.get("WFAPP_LEASE_SECONDS", "30"))
+WFAPP_LEASE_SECONDS = lease_seconds()
 # How often the runtime looks for runs that need taking up (crashed owners, answers given offline).
 WFAPP_SWEEP_SECONDS = float(os.environ.get("WFAPP_SWEEP_SECONDS", "5"))
 # On PostgreSQL the runtime's stores commit in this many threads (each run keeps to one of them,

@@ -84,15 +84,32 @@ def pool_options() -> dict[str, Any] | None:
     return {"min_size": min(2, pooled), "max_size": pooled, "timeout": 30.0}
 
 
+def lease_seconds() -> float:
+    """How long a worker holds a run's lease without renewing it (``WFAPP_LEASE_SECONDS``)."""
+    return float(os.environ.get("WFAPP_LEASE_SECONDS", "30"))
+
+
+def postgres_options() -> dict[str, Any]:
+    """The pool, and a server-side limit on a transaction left open: a worker frozen (SIGSTOP, a
+    stalled VM) inside a transaction would hold its row locks forever, and whoever takes its runs
+    over once the lease expired would wait on them. PostgreSQL ends such a session after twice the
+    lease (``WFAPP_LEASE_SECONDS``); the frozen worker, should it wake, finds its connection gone."""
+    limit_ms = round(2 * lease_seconds() * 1000)
+    options: dict[str, Any] = {"options": f"-c idle_in_transaction_session_timeout={limit_ms}"}
+    pool = pool_options()
+    if pool is not None:
+        options["pool"] = pool
+    return options
+
+
 def database(default_sqlite: Path) -> dict[str, Any]:
     """The default database: ``DATABASE_URL`` when set, else SQLite at ``default_sqlite``."""
     url = os.environ.get("DATABASE_URL", "")
     if url:
         # CONN_MAX_AGE 0: connections go back to the pool (or close) when a request ends.
         config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=0, conn_health_checks=True))
-        pool = pool_options() if config["ENGINE"] == "django.db.backends.postgresql" else None
-        if pool is not None:
-            config["OPTIONS"] = {**config.get("OPTIONS", {}), "pool": pool}
+        if config["ENGINE"] == "django.db.backends.postgresql":
+            config["OPTIONS"] = {**config.get("OPTIONS", {}), **postgres_options()}
         # One test database per test process, as for SQLite below.
         config["TEST"] = {"NAME": f"test_{config.get('NAME') or 'wfapp'}_{os.getpid()}"}
     else:
