@@ -9,6 +9,8 @@ or rejected at once, and builds the answer.
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -240,9 +242,23 @@ def bulk_decision(schema: dict[str, Any] | None) -> BulkDecision | None:
 
     Bulk answers are offered for an object whose only required field is a boolean or an
     approve/reject enum (the other fields are left at their defaults), and for a bare boolean.
+    Worked out once per schema (an inbox page asks it of every card, most sharing a schema).
     """
     if not isinstance(schema, dict):
         return None
+    try:
+        text = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):  # not JSON: nothing a stored question holds
+        return _bulk_decision(schema)
+    return _bulk_decision_of(text)
+
+
+@functools.lru_cache(maxsize=512)
+def _bulk_decision_of(text: str) -> BulkDecision | None:
+    return _bulk_decision(json.loads(text))
+
+
+def _bulk_decision(schema: dict[str, Any]) -> BulkDecision | None:
     found: BulkDecision | None
     try:
         root = resolve(schema, schema)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from django.urls import reverse
@@ -34,14 +35,17 @@ INBOX_TABS = (
 
 @dataclass(frozen=True)
 class HumanView:
+    """One question's human steps as ``viewer`` reads them (worked out once per card: its
+    properties are cached, the card's template reads several of them more than once)."""
+
     row: Interrupt
     viewer: Any = None  # the user the card is rendered for (None: someone not logged in)
 
-    @property
+    @cached_property
     def assignees(self) -> list[str]:
         return decode(self.row.assignees)
 
-    @property
+    @cached_property
     def assignee_labels(self) -> list[str]:
         """The assignees as people read them: "Managers" for ``group:managers``."""
         return [
@@ -61,7 +65,7 @@ class HumanView:
             viewer is not None and bool(self.row.claimed_by) and self.row.claimed_by == viewer.get_username()
         )
 
-    @property
+    @cached_property
     def may_release(self) -> bool:
         """Whether the viewer is offered to release the claim: theirs, or they may reassign."""
         return (
@@ -80,7 +84,7 @@ class HumanView:
     def quorum(self) -> bool:
         return self.row.approvals_required > 1
 
-    @property
+    @cached_property
     def approvers(self) -> list[str]:
         return [str(given.get("actor", "")) for given in self.row.approvals or []]
 
@@ -93,7 +97,7 @@ class HumanView:
     def active(self) -> bool:
         return bool(self.row.assignees or self.row.claimed_by or self.row.due_at or self.quorum)
 
-    @property
+    @cached_property
     def override(self) -> str | None:
         """The holder whose claim the viewer would answer over, once they confirm it (None: no
         such claim, or the viewer may not override it and ``refusal`` says so)."""
@@ -115,7 +119,7 @@ class HumanView:
         row = self.row
         return bool(row.assignees or row.claimed_by or row.approvals)
 
-    @property
+    @cached_property
     def refusal(self) -> str | None:
         """Why the viewer may not answer this question, said to them (None: they may). The
         decision is ``answer_refusal``'s; asked only of ``personal`` questions (a plain question

@@ -89,9 +89,14 @@ def may_see_interrupt(user: Any, pk: int) -> bool:
     return answerable(user).filter(pk=pk).exists()
 
 
+# A run's columns a card never reads, and that can be large: left out of the card's query.
+RUN_BULK = ("session__input", "session__output", "session__error", "session__search_text")
+
+
 def with_summary(rows: QuerySet[Interrupt]) -> QuerySet[Interrupt]:
-    """``rows`` with each one's run summary (``run_summary``) read in the same query."""
-    return rows.annotate(run_summary=F("session__summary"))
+    """``rows`` with each one's run read in the same query (its summary, status and requester,
+    which a card shows or asks), without the run's bulky columns."""
+    return rows.select_related("session").defer(*RUN_BULK)
 
 
 def pending_count(user: Any) -> int:
@@ -152,7 +157,7 @@ def inbox_page(
         else:
             rows = rows.filter(Q(created_at__gt=moment) | Q(created_at=moment, id__gt=after[1]))
     # With its run: a card says whether the run failed, and whether the viewer requested it.
-    items = list(with_summary(rows.select_related("session")).order_by(*order)[: INBOX_PAGE + 1])
+    items = list(with_summary(rows).order_by(*order)[: INBOX_PAGE + 1])
     more = len(items) > INBOX_PAGE
     items = items[:INBOX_PAGE]
     next_cursor = encode_cursor(items[-1].created_at, items[-1].pk) if more else None
@@ -171,7 +176,7 @@ def _by_due(rows: QuerySet[Interrupt], cursor: str | None, total: int) -> Page:
         else:
             rows = rows.filter(due_at__isnull=True, id__gt=after[1])
     items = list(
-        with_summary(rows.select_related("session")).order_by(F("due_at").asc(nulls_last=True), "id")[
+        with_summary(rows).order_by(F("due_at").asc(nulls_last=True), "id")[
             : INBOX_PAGE + 1
         ]
     )
