@@ -175,11 +175,7 @@ def _by_due(rows: QuerySet[Interrupt], cursor: str | None, total: int) -> Page:
             )
         else:
             rows = rows.filter(due_at__isnull=True, id__gt=after[1])
-    items = list(
-        with_summary(rows).order_by(F("due_at").asc(nulls_last=True), "id")[
-            : INBOX_PAGE + 1
-        ]
-    )
+    items = list(with_summary(rows).order_by(F("due_at").asc(nulls_last=True), "id")[: INBOX_PAGE + 1])
     more = len(items) > INBOX_PAGE
     items = items[:INBOX_PAGE]
     next_cursor = encode_cursor(items[-1].due_at or "", items[-1].pk) if more else None
