@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import BooleanField, F, Q, QuerySet
+from django.db.models import BooleanField, F, Prefetch, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from wfapp.human import assignment
@@ -89,14 +89,15 @@ def may_see_interrupt(user: Any, pk: int) -> bool:
     return answerable(user).filter(pk=pk).exists()
 
 
-# A run's columns a card never reads, and that can be large: left out of the card's query.
-RUN_BULK = ("session__input", "session__output", "session__error", "session__search_text")
+# A run's columns a card never reads, and that can be large.
+RUN_BULK = ("input", "output", "error", "search_text")
 
 
 def with_summary(rows: QuerySet[Interrupt]) -> QuerySet[Interrupt]:
-    """``rows`` with each one's run read in the same query (its summary, status and requester,
-    which a card shows or asks), without the run's bulky columns."""
-    return rows.select_related("session").defer(*RUN_BULK)
+    """``rows`` with each one's run (its summary, status and requester, which a card shows or
+    asks), without the run's bulky columns: in a second query, as a join would let PostgreSQL
+    join every pending question's run before it sorts and cuts the page."""
+    return rows.prefetch_related(Prefetch("session", queryset=Session.objects.defer(*RUN_BULK)))
 
 
 def pending_count(user: Any) -> int:
