@@ -106,9 +106,8 @@ def step_label(node_path: str) -> str:
 
 def run_summary(row: Interrupt) -> str:
     if Interrupt.session.is_cached(row):
-        summary = row.session.summary
-    else:
-        summary = Session.objects.filter(pk=row.session_id).values_list("summary", flat=True).first()
+        return row.session.summary or ""
+    summary = Session.objects.filter(pk=row.session_id).values_list("summary", flat=True).first()
     return summary or ""
 
 
